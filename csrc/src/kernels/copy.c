@@ -1,0 +1,165 @@
+/*
+ * copy.c: the strided copy kernel, dst[i] = (dst dtype) src[i] for any strides and dtypes.
+ *
+ * It materializes views (contiguous(), clone(), reshape of a non-viewable tensor), converts
+ * dtypes (to(dtype)), fills (a source with all strides 0 is a broadcast scalar) and writes
+ * into views (t[1:, ::2] = x). Every later elementwise kernel has the same shape:
+ *   1. validate the arguments and return a status (never abort);
+ *   2. let tt_iter simplify the strides into outer dims + one inner row;
+ *   3. pick a row function for the dtypes (a table generated once by macros, not by hand);
+ *   4. run it.
+ *
+ * Conversions follow C, made total where C leaves them undefined: a float that does not fit
+ * in int64 (or is NaN) becomes INT64_MIN, the x86 "integer indefinite" value NumPy and PyTorch
+ * show on this machine; narrower integers then wrap modulo 2^bits, as they do. Anything to bool
+ * is (x != 0), so NaN is true.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "half.h"
+#include "strided_iter.h"
+
+static inline int64_t float_to_i64(double value) {
+    /* 2^63 is exactly representable as a double; the valid range is [-2^63, 2^63). */
+    if (!(value >= -9223372036854775808.0 && value < 9223372036854775808.0)) {
+        return INT64_MIN;
+    }
+    return (int64_t)value;
+}
+
+/* ------------------------------------------------------------------ the dtype table
+ * Each row: code, name, C storage type, kind. The kind selects how a value is loaded and
+ * stored. Two identical lists exist because the C preprocessor will not expand a macro inside
+ * its own expansion, and the cast table nests one list in the other. */
+#define TT_DTYPE_LIST(X, ...)                        \
+    X(__VA_ARGS__, TT_BOOL, bool, uint8_t, BOOLK)    \
+    X(__VA_ARGS__, TT_INT8, int8, int8_t, INTK)      \
+    X(__VA_ARGS__, TT_INT16, int16, int16_t, INTK)   \
+    X(__VA_ARGS__, TT_INT32, int32, int32_t, INTK)   \
+    X(__VA_ARGS__, TT_INT64, int64, int64_t, INTK)   \
+    X(__VA_ARGS__, TT_UINT8, uint8, uint8_t, INTK)   \
+    X(__VA_ARGS__, TT_FLOAT16, float16, uint16_t, HALFK) \
+    X(__VA_ARGS__, TT_FLOAT32, float32, float, FLTK) \
+    X(__VA_ARGS__, TT_FLOAT64, float64, double, FLTK)
+
+#define TT_DTYPE_LIST_INNER(X, ...)                  \
+    X(__VA_ARGS__, TT_BOOL, bool, uint8_t, BOOLK)    \
+    X(__VA_ARGS__, TT_INT8, int8, int8_t, INTK)      \
+    X(__VA_ARGS__, TT_INT16, int16, int16_t, INTK)   \
+    X(__VA_ARGS__, TT_INT32, int32, int32_t, INTK)   \
+    X(__VA_ARGS__, TT_INT64, int64, int64_t, INTK)   \
+    X(__VA_ARGS__, TT_UINT8, uint8, uint8_t, INTK)   \
+    X(__VA_ARGS__, TT_FLOAT16, float16, uint16_t, HALFK) \
+    X(__VA_ARGS__, TT_FLOAT32, float32, float, FLTK) \
+    X(__VA_ARGS__, TT_FLOAT64, float64, double, FLTK)
+
+/* Loading a value of each kind. Bools load as 0/1, halves as float. */
+#define LOAD_BOOLK(T, p) ((int64_t)(*(const uint8_t *)(p) != 0))
+#define LOAD_INTK(T, p) (*(const T *)(p))
+#define LOAD_HALFK(T, p) tt_half_to_float(*(const uint16_t *)(p))
+#define LOAD_FLTK(T, p) (*(const T *)(p))
+
+/* A loaded value as an int64, for integer destinations. */
+#define AS_INT_BOOLK(v) ((int64_t)(v))
+#define AS_INT_INTK(v) ((int64_t)(v))
+#define AS_INT_HALFK(v) float_to_i64((double)(v))
+#define AS_INT_FLTK(v) float_to_i64((double)(v))
+
+/* Storing into each kind; SK is the source kind. */
+#define STORE_BOOLK(T, p, SK, v) (*(uint8_t *)(p) = (uint8_t)((v) != 0))
+#define STORE_INTK(T, p, SK, v) (*(T *)(p) = (T)AS_INT_##SK(v))
+#define STORE_HALFK(T, p, SK, v) (*(uint16_t *)(p) = tt_float_to_half((float)(v)))
+#define STORE_FLTK(T, p, SK, v) (*(T *)(p) = (T)(v))
+
+/* One row function per (source, destination) pair: data[0] is dst, data[1] is src. */
+#define DEFINE_CAST(SC, SN, ST, SK, DC, DN, DT, DK)                                         \
+    static void cast_##SN##_to_##DN(char **data, const int64_t *strides, int64_t n,         \
+                                    void *ctx) {                                             \
+        (void)ctx;                                                                           \
+        char *dst = data[0];                                                                 \
+        const char *src = data[1];                                                           \
+        for (int64_t i = 0; i < n; i++) {                                                    \
+            STORE_##DK(DT, dst, SK, LOAD_##SK(ST, src));                                     \
+            dst += strides[0];                                                               \
+            src += strides[1];                                                               \
+        }                                                                                    \
+    }
+#define DEFINE_CASTS_FROM(_, SC, SN, ST, SK) TT_DTYPE_LIST_INNER(DEFINE_CAST, SC, SN, ST, SK)
+TT_DTYPE_LIST(DEFINE_CASTS_FROM, _)
+
+/* The dispatch table, indexed [source code][destination code]. */
+#define CAST_ENTRY(SC, SN, ST, SK, DC, DN, DT, DK) [DC] = cast_##SN##_to_##DN,
+#define CAST_ROW(_, SC, SN, ST, SK) [SC] = {TT_DTYPE_LIST_INNER(CAST_ENTRY, SC, SN, ST, SK)},
+static const tt_row_fn cast_table[TT_NUM_DTYPES][TT_NUM_DTYPES] = {TT_DTYPE_LIST(CAST_ROW, _)};
+
+/* ------------------------------------------------------------------ same-dtype fast rows
+ * Without a conversion a copy only moves bytes, so one row per element size serves all dtypes.
+ * When the source stride is 0 (a broadcast scalar) the loop is a fill the compiler vectorizes. */
+#define DEFINE_MOVE(BITS)                                                                    \
+    static void move_##BITS(char **data, const int64_t *strides, int64_t n, void *ctx) {    \
+        (void)ctx;                                                                           \
+        char *dst = data[0];                                                                 \
+        const char *src = data[1];                                                           \
+        if (strides[1] == 0 && strides[0] == (int64_t)sizeof(uint##BITS##_t)) {             \
+            uint##BITS##_t value = *(const uint##BITS##_t *)src;                             \
+            uint##BITS##_t *out = (uint##BITS##_t *)dst;                                     \
+            for (int64_t i = 0; i < n; i++) {                                                \
+                out[i] = value;                                                              \
+            }                                                                                \
+            return;                                                                          \
+        }                                                                                    \
+        if (strides[0] == (int64_t)sizeof(uint##BITS##_t) && strides[0] == strides[1]) {    \
+            memcpy(dst, src, (size_t)n * sizeof(uint##BITS##_t));                            \
+            return;                                                                          \
+        }                                                                                    \
+        for (int64_t i = 0; i < n; i++) {                                                    \
+            *(uint##BITS##_t *)dst = *(const uint##BITS##_t *)src;                           \
+            dst += strides[0];                                                               \
+            src += strides[1];                                                               \
+        }                                                                                    \
+    }
+DEFINE_MOVE(8)
+DEFINE_MOVE(16)
+DEFINE_MOVE(32)
+DEFINE_MOVE(64)
+
+static tt_row_fn move_row(size_t itemsize) {
+    switch (itemsize) {
+    case 1: return move_8;
+    case 2: return move_16;
+    case 4: return move_32;
+    default: return move_64;
+    }
+}
+
+tt_status tt_copy_strided(int ndim, const int64_t *shape,
+                          uintptr_t src, const int64_t *src_strides, int src_dtype,
+                          uintptr_t dst, const int64_t *dst_strides, int dst_dtype) {
+    if (src_dtype < 0 || src_dtype >= TT_NUM_DTYPES || dst_dtype < 0 ||
+        dst_dtype >= TT_NUM_DTYPES) {
+        return TT_ERR_UNSUPPORTED_DTYPE;
+    }
+    if (ndim < 0 || ndim > TT_MAX_DIMS || (ndim > 0 && (shape == NULL || src_strides == NULL ||
+                                                        dst_strides == NULL))) {
+        return TT_ERR_INVALID_ARG;
+    }
+    const int64_t *strides[2] = {dst_strides, src_strides};
+    const size_t itemsizes[2] = {tt_dtype_itemsize(dst_dtype), tt_dtype_itemsize(src_dtype)};
+    tt_iter iter;
+    tt_status status = tt_iter_init(&iter, ndim, shape, 2, strides, itemsizes);
+    if (status != TT_OK) {
+        return status;
+    }
+    if (iter.numel == 0) {
+        return TT_OK;
+    }
+    if (src == 0 || dst == 0) {
+        return TT_ERR_INVALID_ARG;
+    }
+    tt_row_fn row = src_dtype == dst_dtype ? move_row(itemsizes[0]) : cast_table[src_dtype][dst_dtype];
+    char *base[2] = {(char *)dst, (char *)src};
+    tt_iter_run(&iter, base, row, NULL);
+    return TT_OK;
+}

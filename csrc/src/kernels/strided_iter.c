@@ -1,0 +1,123 @@
+/* strided_iter.c: see strided_iter.h for the idea. */
+#include "strided_iter.h"
+
+static void swap_dims(tt_iter *iter, int a, int b) {
+    int64_t size = iter->shape[a];
+    iter->shape[a] = iter->shape[b];
+    iter->shape[b] = size;
+    for (int k = 0; k < iter->noperands; k++) {
+        int64_t stride = iter->strides[k][a];
+        iter->strides[k][a] = iter->strides[k][b];
+        iter->strides[k][b] = stride;
+    }
+}
+
+/* True when dim `a` should sit outside dim `b`: operand 0's stride decides, later operands
+   break ties (a broadcast output dimension has stride 0 in no operand but the inputs). */
+static int should_be_outer(const tt_iter *iter, int a, int b) {
+    for (int k = 0; k < iter->noperands; k++) {
+        if (iter->strides[k][a] != iter->strides[k][b]) {
+            return iter->strides[k][a] > iter->strides[k][b];
+        }
+    }
+    return 0;
+}
+
+tt_status tt_iter_init(tt_iter *iter, int ndim, const int64_t *shape, int noperands,
+                       const int64_t *const *elem_strides, const size_t *itemsizes) {
+    if (ndim < 0 || ndim > TT_MAX_DIMS || noperands < 1 || noperands > TT_ITER_MAX_OPERANDS) {
+        return TT_ERR_INVALID_ARG;
+    }
+    iter->noperands = noperands;
+    iter->numel = 1;
+    int kept = 0;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < 0) {
+            return TT_ERR_INVALID_ARG;
+        }
+        iter->numel *= shape[d];
+        if (shape[d] == 1) {
+            continue;                                   /* step 1: drop size-1 dims */
+        }
+        iter->shape[kept] = shape[d];
+        for (int k = 0; k < noperands; k++) {
+            iter->strides[k][kept] = elem_strides[k][d] * (int64_t)itemsizes[k];
+        }
+        kept++;
+    }
+    /* Step 2: insertion sort, outermost (largest output stride) first. Stable, and ndim is
+       small, so the simple sort is the right one. */
+    iter->ndim = kept;
+    for (int i = 1; i < kept; i++) {
+        for (int j = i; j > 0 && should_be_outer(iter, j, j - 1); j--) {
+            swap_dims(iter, j, j - 1);
+        }
+    }
+    /* Step 3: merge dim d into dim d+1 when, for every operand, stepping once in d is the
+       same as stepping shape[d+1] times in d+1. */
+    int out = 0;
+    for (int d = 1; d < kept; d++) {
+        int mergeable = 1;
+        for (int k = 0; k < noperands; k++) {
+            if (iter->strides[k][out] != iter->strides[k][d] * iter->shape[d]) {
+                mergeable = 0;
+                break;
+            }
+        }
+        if (mergeable) {
+            iter->shape[out] *= iter->shape[d];
+            for (int k = 0; k < noperands; k++) {
+                iter->strides[k][out] = iter->strides[k][d];
+            }
+        } else {
+            out++;
+            iter->shape[out] = iter->shape[d];
+            for (int k = 0; k < noperands; k++) {
+                iter->strides[k][out] = iter->strides[k][d];
+            }
+        }
+    }
+    iter->ndim = kept == 0 ? 1 : out + 1;
+    if (kept == 0) {                                    /* a scalar (or all size-1): one row of 1 */
+        iter->shape[0] = 1;
+        for (int k = 0; k < noperands; k++) {
+            iter->strides[k][0] = 0;
+        }
+    }
+    return TT_OK;
+}
+
+void tt_iter_run(const tt_iter *iter, char *const *base, tt_row_fn row_fn, void *ctx) {
+    if (iter->numel == 0) {
+        return;
+    }
+    const int inner = iter->ndim - 1;
+    int64_t row_strides[TT_ITER_MAX_OPERANDS];
+    char *data[TT_ITER_MAX_OPERANDS];
+    for (int k = 0; k < iter->noperands; k++) {
+        row_strides[k] = iter->strides[k][inner];
+        data[k] = base[k];
+    }
+    int64_t counter[TT_MAX_DIMS] = {0};
+    for (;;) {
+        row_fn(data, row_strides, iter->shape[inner], ctx);
+        /* Advance the outer counter like an odometer, fixing up each operand's address. */
+        int d = inner - 1;
+        for (; d >= 0; d--) {
+            counter[d]++;
+            for (int k = 0; k < iter->noperands; k++) {
+                data[k] += iter->strides[k][d];
+            }
+            if (counter[d] < iter->shape[d]) {
+                break;
+            }
+            for (int k = 0; k < iter->noperands; k++) {
+                data[k] -= iter->strides[k][d] * iter->shape[d];
+            }
+            counter[d] = 0;
+        }
+        if (d < 0) {
+            return;
+        }
+    }
+}
