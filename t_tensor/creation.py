@@ -1,0 +1,394 @@
+"""Functions that make new tensors: from data, filled with a value, ranges, and random numbers.
+
+Every new tensor gets fresh storage from the caching allocator, contiguous (row-major) strides
+and offset 0. Defaults follow PyTorch: Python floats give the default float dtype (float32),
+Python ints give int64, and bools give bool.
+
+>>> import t_tensor as tt
+>>> tt.zeros(2, 3).shape, tt.arange(5).dtype, tt.full((2,), 1.5).dtype
+((2, 3), t_tensor.int64, t_tensor.float32)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from t_tensor import dtypes
+from t_tensor._capi import check, lib
+from t_tensor.dtypes import DType
+from t_tensor.interop import wrap_numpy
+from t_tensor.random import Generator, default_generator
+from t_tensor.tensor import Tensor, copy_into, empty_strided_like_shape
+from t_tensor.views import _shape_args
+
+__all__ = [
+    "arange",
+    "as_tensor",
+    "empty",
+    "empty_like",
+    "eye",
+    "full",
+    "full_like",
+    "linspace",
+    "ones",
+    "ones_like",
+    "rand",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn",
+    "randn_like",
+    "tensor",
+    "zeros",
+    "zeros_like",
+]
+
+
+def _size(args: tuple, fn: str) -> tuple[int, ...]:
+    shape = _shape_args(args, fn)
+    for size in shape:
+        if size < 0:
+            raise RuntimeError(f"{fn}: Trying to create tensor with negative dimension {size}: {list(shape)}")
+    return shape
+
+
+def _dtype(dtype: Any, default: DType, fn: str) -> DType:
+    return default if dtype is None else dtypes.as_dtype(dtype, fn=fn)
+
+
+def _scalar_dtype(value: Any) -> DType:
+    """The dtype PyTorch infers for a Python number: bool, int64, or the default float dtype."""
+    if isinstance(value, Tensor):
+        return value.dtype
+    if isinstance(value, (bool, np.bool_)):
+        return dtypes.bool
+    if isinstance(value, (int, np.integer)):
+        return dtypes.int64
+    return dtypes.get_default_dtype()
+
+
+# ---------------------------------------------------------------------- filled tensors
+
+
+def empty(*size: Any, dtype: Any = None) -> Tensor:
+    """A tensor with uninitialized memory (whatever the cached block held).
+
+    >>> import t_tensor as tt
+    >>> tt.empty(2, 3).shape
+    (2, 3)
+    """
+    return empty_strided_like_shape(_size(size, "empty"), _dtype(dtype, dtypes.get_default_dtype(), "empty"))
+
+
+def zeros(*size: Any, dtype: Any = None) -> Tensor:
+    """A tensor of zeros.
+
+    >>> import t_tensor as tt
+    >>> tt.zeros(2, dtype=tt.int32).tolist()
+    [0, 0]
+    """
+    shape = _size(size, "zeros")
+    return empty_strided_like_shape(shape, _dtype(dtype, dtypes.get_default_dtype(), "zeros")).fill_(0)
+
+
+def ones(*size: Any, dtype: Any = None) -> Tensor:
+    """A tensor of ones.
+
+    >>> import t_tensor as tt
+    >>> tt.ones(2, 2).tolist()
+    [[1.0, 1.0], [1.0, 1.0]]
+    """
+    shape = _size(size, "ones")
+    return empty_strided_like_shape(shape, _dtype(dtype, dtypes.get_default_dtype(), "ones")).fill_(1)
+
+
+def full(size: Any, fill_value: Any, *, dtype: Any = None) -> Tensor:
+    """A tensor with every element ``fill_value``; the dtype follows the value unless given.
+
+    >>> import t_tensor as tt
+    >>> tt.full((2,), 7).tolist(), tt.full((2,), 7).dtype
+    ([7, 7], t_tensor.int64)
+    """
+    shape = _size((size,) if not isinstance(size, (tuple, list)) else (tuple(size),), "full")
+    target = _dtype(dtype, _scalar_dtype(fill_value), "full")
+    result = empty_strided_like_shape(shape, target)
+    try:
+        return result.fill_(fill_value)
+    except (RuntimeError, TypeError) as error:
+        raise type(error)(str(error).replace("fill_:", "full:", 1)) from None
+
+
+def empty_like(x: Tensor, *, dtype: Any = None) -> Tensor:
+    """An uninitialized tensor with ``x``'s shape (and dtype, unless given)."""
+    return empty(x.shape, dtype=_dtype(dtype, x.dtype, "empty_like"))
+
+
+def zeros_like(x: Tensor, *, dtype: Any = None) -> Tensor:
+    """Zeros with ``x``'s shape and dtype."""
+    return zeros(x.shape, dtype=_dtype(dtype, x.dtype, "zeros_like"))
+
+
+def ones_like(x: Tensor, *, dtype: Any = None) -> Tensor:
+    """Ones with ``x``'s shape and dtype."""
+    return ones(x.shape, dtype=_dtype(dtype, x.dtype, "ones_like"))
+
+
+def full_like(x: Tensor, fill_value: Any, *, dtype: Any = None) -> Tensor:
+    """``fill_value`` everywhere, with ``x``'s shape and dtype."""
+    return full(x.shape, fill_value, dtype=_dtype(dtype, x.dtype, "full_like"))
+
+
+# ---------------------------------------------------------------------- from data
+
+
+def _infer_dtype(array: np.ndarray, from_numpy: bool, fn: str) -> DType:
+    """PyTorch's inference: NumPy data keeps its dtype; Python numbers map to bool/int64/default float."""
+    if from_numpy:
+        return dtypes.from_numpy_dtype(array.dtype, fn=fn)
+    kind = array.dtype.kind
+    if kind == "b":
+        return dtypes.bool
+    if kind == "i":
+        return dtypes.int64
+    if kind == "u":
+        if array.dtype.itemsize == 8:  # NumPy chose uint64: some value is above int64's range
+            raise RuntimeError(f"{fn}: Overflow when unpacking long (a value does not fit in int64)")
+        return dtypes.int64
+    if kind == "f":
+        # float64 is what Python floats become in NumPy; narrower floats came from typed elements.
+        return dtypes.get_default_dtype() if array.dtype.itemsize == 8 else dtypes.from_numpy_dtype(array.dtype, fn=fn)
+    if kind == "O":
+        raise TypeError(f"{fn}: could not convert the data to numbers (integers beyond int64, or mixed objects)")
+    raise TypeError(f"{fn}: unsupported data of NumPy dtype {array.dtype} (complex, string, ...)")
+
+
+def tensor(data: Any, *, dtype: Any = None) -> Tensor:
+    """A new tensor holding a copy of ``data`` (nested lists, numbers, NumPy arrays, tensors).
+
+    >>> import t_tensor as tt
+    >>> tt.tensor([[1, 2], [3, 4]]).dtype, tt.tensor(1.5).shape, tt.tensor([True]).dtype
+    (t_tensor.int64, (), t_tensor.bool)
+    """
+    target = None if dtype is None else dtypes.as_dtype(dtype, fn="tensor")
+    if isinstance(data, Tensor):
+        return data.to(target or data.dtype, copy=True)
+    from_numpy = isinstance(data, (np.ndarray, np.generic))
+    try:
+        array = np.asarray(data)
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"tensor: could not build a tensor from the data: {error}") from None
+    inferred = _infer_dtype(array, from_numpy, "tensor")
+    if array.dtype != inferred.numpy:
+        array = array.astype(inferred.numpy)
+    elif not (array.flags.c_contiguous and array.flags.aligned):
+        array = array.copy(order="C")
+    source = wrap_numpy(array, "tensor")
+    result = empty_strided_like_shape(source.shape, target or inferred)
+    copy_into(result, source, source.shape, source.stride())
+    return result
+
+
+def as_tensor(data: Any, *, dtype: Any = None) -> Tensor:
+    """Like :func:`tensor`, but shares memory when it can: a tensor of the right dtype is returned
+    as is, and a NumPy array of the right dtype is wrapped without a copy.
+
+    >>> import numpy as np, t_tensor as tt
+    >>> a = np.zeros(3, dtype=np.float32)
+    >>> tt.as_tensor(a).data_ptr() == a.ctypes.data
+    True
+    """
+    target = None if dtype is None else dtypes.as_dtype(dtype, fn="as_tensor")
+    if isinstance(data, Tensor):
+        return data.to(target) if target is not None else data
+    if isinstance(data, np.ndarray):
+        inferred = dtypes.from_numpy_dtype(data.dtype, fn="as_tensor")
+        if (target is None or target is inferred) and data.flags.writeable and min(data.strides, default=0) >= 0:
+            return wrap_numpy(data, "as_tensor")
+    return tensor(data, dtype=target)
+
+
+# ---------------------------------------------------------------------- ranges
+
+
+def _number(value: Any, name: str, fn: str) -> int | float:
+    if isinstance(value, Tensor):
+        value = value.item()
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{fn}: {name} must be a number, got {type(value).__name__}")
+    if isinstance(value, (float, np.floating)) and not math.isfinite(value):
+        raise RuntimeError(f"{fn}: {name} must be finite, got {value}")
+    return value
+
+
+def _from_values(values: np.ndarray, target: DType) -> Tensor:
+    """Copy computed values (int64 or float64 NumPy data) into a new tensor, casting in C."""
+    source = wrap_numpy(np.ascontiguousarray(values), "_from_values")
+    result = empty_strided_like_shape(source.shape, target)
+    copy_into(result, source, source.shape, source.stride())
+    return result
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None) -> Tensor:
+    """Values from ``start`` up to (not including) ``end`` in steps of ``step``.
+
+    Integer arguments give int64, any float argument gives the default float dtype. Element i
+    is ``start + i * step`` computed in double precision, as PyTorch does.
+
+    >>> import t_tensor as tt
+    >>> tt.arange(5).tolist(), tt.arange(1, 2, 0.25).tolist()
+    ([0, 1, 2, 3, 4], [1.0, 1.25, 1.5, 1.75])
+    """
+    if end is None:
+        start, end = 0, start
+    start, end, step = (_number(v, n, "arange") for v, n in ((start, "start"), (end, "end"), (step, "step")))
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("arange: upper bound and larger bound inconsistent with step sign")
+    all_ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+    target = _dtype(dtype, dtypes.int64 if all_ints else dtypes.get_default_dtype(), "arange")
+    if all_ints:
+        count = -((int(start) - int(end)) // int(step))   # exact ceil((end - start) / step)
+        values = int(start) + np.arange(count, dtype=np.int64) * int(step)
+    else:
+        count = math.ceil((float(end) - float(start)) / float(step))
+        values = float(start) + np.arange(count, dtype=np.float64) * float(step)
+    return _from_values(values, target)
+
+
+def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end``, both included.
+
+    As in PyTorch, the first half is computed from ``start`` and the second half from ``end``,
+    so both ends are exact.
+
+    >>> import t_tensor as tt
+    >>> tt.linspace(0, 1, 5).tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    start, end = float(_number(start, "start", "linspace")), float(_number(end, "end", "linspace"))
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+        raise TypeError(f"linspace: steps must be an int, got {type(steps).__name__}")
+    if steps < 0:
+        raise RuntimeError("linspace: number of steps must be non-negative")
+    target = _dtype(dtype, dtypes.get_default_dtype(), "linspace")
+    index = np.arange(steps, dtype=np.float64)
+    if steps == 1:
+        values = np.array([start])
+    else:
+        step = (end - start) / (steps - 1)
+        values = np.where(index < steps // 2, start + index * step, end - (steps - 1 - index) * step)
+    return _from_values(values, target)
+
+
+def eye(n: int, m: int | None = None, *, dtype: Any = None) -> Tensor:
+    """An n x m matrix with ones on the diagonal.
+
+    >>> import t_tensor as tt
+    >>> tt.eye(2, 3).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    """
+    m = n if m is None else m
+    result = zeros(n, m, dtype=dtype)
+    if n > 0 and m > 0:
+        # The diagonal is a strided view: one step down and one right is m + 1 elements.
+        result.as_strided((min(n, m),), (m + 1,), 0).fill_(1)
+    return result
+
+
+# ---------------------------------------------------------------------- random
+
+
+def _generator(generator: Generator | None) -> Generator:
+    if generator is None:
+        return default_generator
+    if not isinstance(generator, Generator):
+        raise TypeError(f"expected a t_tensor.Generator, got {type(generator).__name__}")
+    return generator
+
+
+def _random_float(fill, size: tuple, generator: Generator | None, dtype: Any, fn: str, a: float, b: float) -> Tensor:
+    target = _dtype(dtype, dtypes.get_default_dtype(), fn)
+    if not target.is_floating_point:
+        raise TypeError(f"{fn}: expected a floating-point dtype, got {target.name}")
+    result = empty_strided_like_shape(_size(size, fn), target)
+    check(fill(_generator(generator)._state, result.data_ptr(), result.numel(), target.code, a, b), fn)
+    return result
+
+
+def rand(*size: Any, generator: Generator | None = None, dtype: Any = None) -> Tensor:
+    """Uniform random numbers in [0, 1).
+
+    >>> import t_tensor as tt
+    >>> x = tt.rand(1000)
+    >>> bool(((x.numpy() >= 0) & (x.numpy() < 1)).all())
+    True
+    """
+    return _random_float(lib.tt_random_uniform, size, generator, dtype, "rand", 0.0, 1.0)
+
+
+def randn(*size: Any, generator: Generator | None = None, dtype: Any = None) -> Tensor:
+    """Standard normal random numbers (mean 0, standard deviation 1).
+
+    >>> import t_tensor as tt
+    >>> abs(float(tt.randn(100_000).numpy().mean())) < 0.02
+    True
+    """
+    return _random_float(lib.tt_random_normal, size, generator, dtype, "randn", 0.0, 1.0)
+
+
+def randint(*args: Any, size: Any = None, generator: Generator | None = None, dtype: Any = None) -> Tensor:
+    """Uniform random integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``.
+
+    >>> import t_tensor as tt
+    >>> x = tt.randint(3, 7, (1000,))
+    >>> x.dtype, int(x.numpy().min()) >= 3, int(x.numpy().max()) < 7
+    (t_tensor.int64, True, True)
+    """
+    if size is not None:
+        args = args + (size,)
+    if len(args) == 2:
+        low, high, shape = 0, args[0], args[1]
+    elif len(args) == 3:
+        low, high, shape = args
+    else:
+        raise TypeError("randint: expected (high, size) or (low, high, size)")
+    low, high = _number(low, "low", "randint"), _number(high, "high", "randint")
+    low, high = int(low), int(high)
+    shape = _size((shape,) if not isinstance(shape, (tuple, list)) else (tuple(shape),), "randint")
+    target = _dtype(dtype, dtypes.int64, "randint")
+    if low >= high:
+        raise RuntimeError(f"randint: random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    if target.kind in "iu":
+        info = dtypes.iinfo(target)
+        if low < info.min or high - 1 > info.max:
+            raise RuntimeError(f"randint: range [{low}, {high}) does not fit in {target.name}")
+    if target is dtypes.bool:
+        if low < 0 or high > 2:
+            raise RuntimeError(f"randint: range [{low}, {high}) does not fit in bool")
+        return randint(low, high, shape, generator=generator, dtype=dtypes.uint8).to(dtypes.bool)
+    result = empty_strided_like_shape(shape, target)
+    status = lib.tt_random_integers(_generator(generator)._state, result.data_ptr(), result.numel(), target.code, low, high)
+    check(status, "randint", f"low={low}, high={high}")
+    return result
+
+
+def rand_like(x: Tensor, *, dtype: Any = None, generator: Generator | None = None) -> Tensor:
+    """:func:`rand` with ``x``'s shape and dtype."""
+    return rand(x.shape, generator=generator, dtype=_dtype(dtype, x.dtype, "rand_like"))
+
+
+def randn_like(x: Tensor, *, dtype: Any = None, generator: Generator | None = None) -> Tensor:
+    """:func:`randn` with ``x``'s shape and dtype."""
+    return randn(x.shape, generator=generator, dtype=_dtype(dtype, x.dtype, "randn_like"))
+
+
+def randint_like(x: Tensor, low: int, high: int | None = None, *, dtype: Any = None,
+                 generator: Generator | None = None) -> Tensor:
+    """:func:`randint` with ``x``'s shape and dtype: ``randint_like(x, high)`` or ``(x, low, high)``."""
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, x.shape, generator=generator, dtype=_dtype(dtype, x.dtype, "randint_like"))

@@ -1,0 +1,132 @@
+"""Storage: the Python owner of one strong reference to a C ``tt_storage``.
+
+A storage is a reference-counted block of bytes (no dtype, no shape). Tensors are views onto
+storages: every tensor holds its own :class:`Storage` object, and each :class:`Storage` object
+holds exactly one strong reference, which it releases when Python collects it. So
+``use_count()`` counts the tensors (and other holders, such as DLPack exports) that keep the
+bytes alive, and you can watch it change as views come and go.
+
+A :class:`WeakStorage` holds a weak reference: it keeps the C object (and its counts) alive but
+not the data. ``lock()`` gives a new :class:`Storage` while the data lives, and ``None`` once the
+last strong reference went (the data was released at that moment; zero is final).
+
+>>> s = Storage.allocate(16)
+>>> s.use_count(), s.weak_count()
+(1, 1)
+>>> w = s.weak()
+>>> s.weak_count()           # the weak handle, plus one held by all strong refs together
+2
+>>> del s
+>>> w.expired(), w.lock()
+(True, None)
+"""
+
+from __future__ import annotations
+
+from t_tensor._capi import check, ffi, lib
+
+__all__ = ["Storage", "WeakStorage", "default_allocator"]
+
+
+def default_allocator():
+    """The C allocator tensors use: the process-wide caching allocator (borrowed, static)."""
+    return _DEFAULT_ALLOCATOR
+
+
+_DEFAULT_ALLOCATOR = lib.tt_caching_allocator_interface(lib.tt_global_caching_allocator())
+
+
+class Storage:
+    """Owns one strong reference to a C storage. Construct with the class methods, not directly."""
+
+    __slots__ = ("_ptr", "_data", "__weakref__")
+
+    def __init__(self, owned_ptr) -> None:
+        # Steals the strong reference `owned_ptr` carries; ffi.gc releases it when this object
+        # is collected, exactly once.
+        self._ptr = ffi.gc(owned_ptr, lib.tt_storage_release)
+        self._data = int(ffi.cast("uintptr_t", lib.tt_storage_data(owned_ptr)))
+
+    @classmethod
+    def allocate(cls, nbytes: int, allocator=None) -> Storage:
+        """A new storage of ``nbytes`` uninitialized bytes from ``allocator`` (default: caching).
+
+        >>> Storage.allocate(100).nbytes
+        100
+        """
+        if nbytes < 0:
+            raise ValueError(f"Storage.allocate: nbytes must be non-negative, got {nbytes}")
+        out = ffi.new("tt_storage **")
+        status = lib.tt_storage_new(allocator or _DEFAULT_ALLOCATOR, nbytes, out)
+        check(status, "Storage.allocate", f"{nbytes} bytes")
+        return cls(out[0])
+
+    def share(self) -> Storage:
+        """Another owner of the same bytes: a new strong reference (use_count grows by one)."""
+        lib.tt_storage_retain(self._ptr)
+        return Storage(self._ptr)
+
+    def use_count(self) -> int:
+        """Strong references: how many owners keep the data alive."""
+        return lib.tt_storage_use_count(self._ptr)
+
+    def weak_count(self) -> int:
+        """Weak references, plus one held collectively by the strong references."""
+        return lib.tt_storage_weak_count(self._ptr)
+
+    def weak(self) -> WeakStorage:
+        """A weak handle that does not keep the data alive."""
+        lib.tt_storage_weak_retain(self._ptr)
+        return WeakStorage(self._ptr)
+
+    def data_ptr(self) -> int:
+        """Address of the first byte (0 for an empty host buffer)."""
+        return self._data
+
+    @property
+    def nbytes(self) -> int:
+        return lib.tt_storage_nbytes(self._ptr)
+
+    @property
+    def allocator(self) -> str:
+        """Name of the allocator that owns the bytes: 'caching', 'host' or 'external'."""
+        return ffi.string(lib.tt_storage_allocator_name(self._ptr)).decode()
+
+    def __len__(self) -> int:
+        return self.nbytes
+
+    def __repr__(self) -> str:
+        return (
+            f"Storage(nbytes={self.nbytes}, data_ptr=0x{self._data:x}, allocator='{self.allocator}', "
+            f"use_count={self.use_count()}, weak_count={self.weak_count()})"
+        )
+
+
+class WeakStorage:
+    """A weak reference to a C storage. Get one with :meth:`Storage.weak`."""
+
+    __slots__ = ("_ptr",)
+
+    def __init__(self, owned_weak_ptr) -> None:
+        # Steals one weak reference; released when this handle is collected.
+        self._ptr = ffi.gc(owned_weak_ptr, lib.tt_storage_weak_release)
+
+    def lock(self) -> Storage | None:
+        """A new strong owner while the data lives, else ``None`` (and ``None`` forever after)."""
+        if lib.tt_storage_weak_lock(self._ptr):
+            return Storage(self._ptr)
+        return None
+
+    def expired(self) -> bool:
+        """True once the last strong reference went and the data was released."""
+        return lib.tt_storage_use_count(self._ptr) == 0
+
+    def use_count(self) -> int:
+        return lib.tt_storage_use_count(self._ptr)
+
+    def weak_count(self) -> int:
+        return lib.tt_storage_weak_count(self._ptr)
+
+    def __repr__(self) -> str:
+        state = "expired" if self.expired() else "alive"
+        return f"WeakStorage({state}, use_count={self.use_count()}, weak_count={self.weak_count()})"

@@ -1,0 +1,378 @@
+"""Tensor: a :class:`~t_tensor.tensor_impl.TensorImpl` plus the operations users call.
+
+This module holds what every tensor needs from day one: copying and casting through the C
+strided copy kernel, indexing, conversion to Python and NumPy, and the DLPack protocol. Views
+come from :class:`~t_tensor.views.ViewOps`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from t_tensor import dtypes
+from t_tensor import strides as S
+from t_tensor._capi import check, ffi, lib
+from t_tensor.dtypes import DType
+from t_tensor.interop import array_interface, to_dlpack_capsule
+from t_tensor.printing import tensor_repr
+from t_tensor.storage import Storage
+from t_tensor.tensor_impl import TensorImpl
+from t_tensor.views import ViewOps
+
+__all__ = ["Tensor", "empty_strided_like_shape", "copy_into"]
+
+
+def copy_into(dst: TensorImpl, src: TensorImpl, shape: tuple[int, ...], src_strides: tuple[int, ...]) -> None:
+    """Run the C copy kernel: dst[i] = src[i] over ``shape``, converting dtypes. No checks here."""
+    status = lib.tt_copy_strided(
+        len(shape), shape,
+        src.data_ptr(), src_strides, src._dtype.code,
+        dst.data_ptr(), dst._strides, dst._dtype.code,
+    )
+    check(status, "copy_")
+
+
+def empty_strided_like_shape(shape: tuple[int, ...], dtype: DType) -> Tensor:
+    """A new contiguous tensor of ``shape`` and ``dtype`` with uninitialized memory."""
+    storage = Storage.allocate(S.numel(shape) * dtype.itemsize)
+    return Tensor._make(storage, shape, S.contiguous_strides(shape), 0, dtype)
+
+
+# A scalar is written by copying from a one-element source with all strides 0 (a broadcast).
+_SCALAR_TYPES = {bool: (dtypes.bool, "uint8_t *"), int: (dtypes.int64, "int64_t *"), float: (dtypes.float64, "double *")}
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _check_scalar_fits(value: Any, dtype: DType, fn: str) -> None:
+    """PyTorch refuses to write a number an integer dtype cannot hold; so do we."""
+    if dtype.kind not in "iu":
+        return
+    info = dtypes.iinfo(dtype)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise RuntimeError(f"{fn}: value {value} cannot be converted to type {dtype.name} without overflow")
+    if not info.min <= int(value) <= info.max:
+        raise RuntimeError(f"{fn}: value {value} cannot be converted to type {dtype.name} without overflow")
+
+
+def _python_scalar(value: Any, fn: str) -> bool | int | float:
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise RuntimeError(f"{fn}: expected a number or a one-element tensor, got shape {value.shape}")
+        return value.item()
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    raise TypeError(f"{fn}: expected a number, got {type(value).__name__}")
+
+
+class Tensor(ViewOps, TensorImpl):
+    """An n-dimensional array of one dtype over reference-counted storage.
+
+    Make tensors with :func:`t_tensor.tensor`, :func:`t_tensor.zeros`, :func:`t_tensor.from_numpy`
+    and the other creation functions, not with this class.
+
+    >>> import t_tensor as tt
+    >>> x = tt.tensor([[1, 2], [3, 4]])
+    >>> x.shape, x.dtype, x.stride()
+    ((2, 2), t_tensor.int64, (2, 1))
+    """
+
+    __slots__ = ("__weakref__",)
+
+    def __new__(cls, *args: Any, **kwargs: Any):
+        raise TypeError("Tensor: use t_tensor.tensor(data), t_tensor.empty(shape) or another creation function")
+
+    # ------------------------------------------------------------------ printing
+
+    def __repr__(self) -> str:
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    @property
+    def device(self) -> str:
+        """Where the data lives. Always ``'cpu'``."""
+        return "cpu"
+
+    # ------------------------------------------------------------------ copies and casts
+
+    def contiguous(self) -> Tensor:
+        """This tensor if it is already contiguous, else a contiguous copy.
+
+        >>> import t_tensor as tt
+        >>> x = tt.zeros(2, 3).T
+        >>> x.is_contiguous(), x.contiguous().is_contiguous()
+        (False, True)
+        """
+        if self.is_contiguous():
+            return self
+        return self.clone()
+
+    def clone(self) -> Tensor:
+        """A contiguous copy with its own storage."""
+        result = empty_strided_like_shape(self._shape, self._dtype)
+        copy_into(result, self, self._shape, self._strides)
+        return result
+
+    def to(self, dtype: Any = None, *, copy: bool = False, device: Any = None) -> Tensor:
+        """This tensor converted to ``dtype`` (itself when it already has that dtype and not ``copy``).
+
+        ``device`` may be ``'cpu'``; a dtype may also be given positionally after a device.
+
+        >>> import t_tensor as tt
+        >>> tt.tensor([1.7, -1.7]).to(tt.int32).tolist()
+        [1, -1]
+        """
+        if isinstance(dtype, str) and dtype == "cpu":
+            dtype = None
+        if device is not None and str(device) != "cpu":
+            raise RuntimeError(f"to: only the 'cpu' device exists, got {device!r}")
+        target = self._dtype if dtype is None else dtypes.as_dtype(dtype, fn="to")
+        if target is self._dtype and not copy:
+            return self
+        result = empty_strided_like_shape(self._shape, target)
+        copy_into(result, self, self._shape, self._strides)
+        return result
+
+    def type(self, dtype: Any = None):
+        """The dtype name (no argument) or a copy converted to ``dtype``."""
+        if dtype is None:
+            return f"t_tensor.{self._dtype.name}"
+        return self.to(dtype)
+
+    def float(self) -> Tensor:
+        return self.to(dtypes.float32)
+
+    def double(self) -> Tensor:
+        return self.to(dtypes.float64)
+
+    def half(self) -> Tensor:
+        return self.to(dtypes.float16)
+
+    def int(self) -> Tensor:
+        return self.to(dtypes.int32)
+
+    def long(self) -> Tensor:
+        return self.to(dtypes.int64)
+
+    def short(self) -> Tensor:
+        return self.to(dtypes.int16)
+
+    def char(self) -> Tensor:
+        return self.to(dtypes.int8)
+
+    def byte(self) -> Tensor:
+        return self.to(dtypes.uint8)
+
+    def bool(self) -> Tensor:
+        return self.to(dtypes.bool)
+
+    def copy_(self, src: Any) -> Tensor:
+        """Write ``src`` (broadcast to this shape, converted to this dtype) into this tensor's memory.
+
+        >>> import t_tensor as tt
+        >>> x = tt.zeros(2, 3)
+        >>> _ = x.copy_(tt.tensor([1, 2, 3]))
+        >>> x.tolist()
+        [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
+        """
+        from t_tensor.creation import tensor as make_tensor
+
+        if not isinstance(src, Tensor):
+            src = make_tensor(src)
+        self._check_writable("copy_")
+        src_strides = S.expand_strides(src._shape, src._strides, self._shape, fn="copy_")
+        if self._overlaps(src):
+            src = src.clone()  # reading while writing the same bytes would see half-written data
+            src_strides = S.expand_strides(src._shape, src._strides, self._shape, fn="copy_")
+        copy_into(self, src, self._shape, src_strides)
+        return self
+
+    def fill_(self, value: Any) -> Tensor:
+        """Set every element to ``value``.
+
+        >>> import t_tensor as tt
+        >>> tt.empty(3, dtype=tt.int32).fill_(7).tolist()
+        [7, 7, 7]
+        """
+        scalar = _python_scalar(value, "fill_")
+        _check_scalar_fits(scalar, self._dtype, "fill_")
+        self._check_writable("fill_")
+        src_dtype, ctype = _SCALAR_TYPES[type(scalar)]
+        if src_dtype is dtypes.int64 and not _INT64_MIN <= scalar <= _INT64_MAX:
+            raise RuntimeError(f"fill_: value {scalar} does not fit in int64")
+        buffer = ffi.new(ctype, scalar)
+        status = lib.tt_copy_strided(
+            self.ndim, self._shape, int(ffi.cast("uintptr_t", buffer)), (0,) * self.ndim, src_dtype.code,
+            self.data_ptr(), self._strides, self._dtype.code,
+        )
+        check(status, "fill_")
+        return self
+
+    def zero_(self) -> Tensor:
+        """Set every element to zero."""
+        return self.fill_(0)
+
+    def _check_writable(self, fn: str) -> None:
+        if S.has_internal_overlap(self._shape, self._strides):
+            raise RuntimeError(
+                f"{fn}: unsupported operation: more than one element of the written-to tensor refers to a "
+                "single memory location. Please clone() the tensor before performing the operation."
+            )
+
+    def _overlaps(self, other: TensorImpl) -> bool:
+        """True when the byte ranges of two tensors over the same storage intersect."""
+        if self._storage._ptr != other._storage._ptr or self.numel() == 0 or other.numel() == 0:
+            return False
+        a_start = self._offset * self.itemsize
+        a_end = S.storage_extent(self._shape, self._strides, self._offset) * self.itemsize
+        b_start = other._offset * other.itemsize
+        b_end = S.storage_extent(other._shape, other._strides, other._offset) * other.itemsize
+        return a_start < b_end and b_start < a_end
+
+    # ------------------------------------------------------------------ indexing
+
+    def __getitem__(self, key: Any) -> Tensor:
+        """Basic indexing (ints, slices with positive steps, None, ...) returns a view.
+
+        >>> import t_tensor as tt
+        >>> x = tt.arange(12).view(3, 4)
+        >>> x[1].tolist(), x[:, ::2].shape, x[None, ..., -1].shape
+        ([4, 5, 6, 7], (3, 2), (1, 3))
+        """
+        shape, strides, offset = S.basic_index(self._shape, self._strides, self._offset, key, fn="__getitem__")
+        return self._view(shape, strides, offset)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Write ``value`` (a number, a tensor or array-like, broadcast) into the selected view.
+
+        >>> import t_tensor as tt
+        >>> x = tt.zeros(2, 3, dtype=tt.int64)
+        >>> x[:, 1] = 5
+        >>> x[0] = tt.tensor([1, 2, 3])
+        >>> x.tolist()
+        [[1, 2, 3], [0, 5, 0]]
+        """
+        target = self[key]
+        if isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
+            target.fill_(value)
+        else:
+            target.copy_(value)
+
+    # ------------------------------------------------------------------ Python conversions
+
+    def item(self) -> bool | int | float:
+        """The single element as a Python number.
+
+        >>> import t_tensor as tt
+        >>> tt.tensor([[2.5]]).item()
+        2.5
+        """
+        if self.numel() != 1:
+            raise RuntimeError(f"item: a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        return np.asarray(self).reshape(()).item()
+
+    def tolist(self) -> Any:
+        """Nested Python lists of Python numbers (a number for a 0-d tensor).
+
+        >>> import t_tensor as tt
+        >>> tt.tensor([[1, 2], [3, 4]]).tolist()
+        [[1, 2], [3, 4]]
+        """
+        return np.asarray(self).tolist()
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {'no' if self.numel() == 0 else 'more than one'} "
+                "value is ambiguous"
+            )
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self._scalar("__float__"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("__int__"))
+
+    def __index__(self) -> int:
+        if self._dtype.kind not in "iu" or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def _scalar(self, fn: str) -> bool | int | float:
+        if self.numel() != 1:
+            raise TypeError(f"{fn}: only one element tensors can be converted to Python scalars")
+        return self.item()
+
+    # ------------------------------------------------------------------ NumPy and DLPack
+
+    @property
+    def __array_interface__(self) -> dict[str, Any]:
+        return array_interface(self)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        array = np.asarray(_ArrayView(self))
+        if dtype is not None and np.dtype(dtype) != array.dtype:
+            if copy is False:
+                raise ValueError("__array__: a dtype change needs a copy, but copy=False was given")
+            return array.astype(dtype)
+        return array.copy() if copy else array
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """A NumPy array sharing this tensor's memory (a copy with ``force=True``).
+
+        >>> import t_tensor as tt
+        >>> x = tt.zeros(3)
+        >>> a = x.numpy(); a[0] = 5
+        >>> x[0].item()
+        5.0
+        """
+        array = np.asarray(_ArrayView(self))
+        return array.copy() if force else array
+
+    def __dlpack__(
+        self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None, copy: bool | None = None,
+    ) -> Any:
+        """Export as a DLPack capsule (zero copy unless ``copy=True``); see :func:`t_tensor.from_dlpack`."""
+        if stream is not None and stream != -1:
+            raise ValueError(f"__dlpack__: stream must be None for CPU tensors, got {stream!r}")
+        if dl_device is not None and tuple(dl_device)[0] != 1:
+            raise BufferError(f"__dlpack__: cannot export a CPU tensor to device {dl_device}")
+        source = self.clone() if copy else self
+        versioned = max_version is not None and max_version[0] >= 1
+        return to_dlpack_capsule(source, versioned)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)
+
+
+class _ArrayView:
+    """What NumPy wraps: it becomes the array's ``base`` and keeps the tensor (and storage) alive.
+
+    A separate object, rather than the tensor itself, so that the tensor's own
+    ``__array__`` is not consulted recursively.
+    """
+
+    __slots__ = ("tensor", "__array_interface__")
+
+    def __init__(self, tensor: Tensor) -> None:
+        self.tensor = tensor
+        self.__array_interface__ = array_interface(tensor)

@@ -1,0 +1,127 @@
+"""TensorImpl: how a tensor sees its storage. Metadata only, no operations.
+
+A tensor is a window onto a :class:`~t_tensor.storage.Storage` (raw bytes). The window is:
+
+* ``shape``: the size of each dimension;
+* ``strides``: how many ELEMENTS to step in storage to move by one along each dimension;
+* ``storage_offset``: which element of the storage is ``tensor[0, 0, ...]``;
+* ``dtype``: how to read each element's bytes.
+
+Element ``[i, j, k]`` lives at byte ``data_ptr + (offset + i*s0 + j*s1 + k*s2) * itemsize``.
+Views (slices, transposes, expand, ...) make a new TensorImpl over the same storage: only these
+four fields change, no byte moves. The arithmetic lives in :mod:`t_tensor.strides`.
+
+:class:`~t_tensor.tensor.Tensor` subclasses TensorImpl, so one Python object per tensor carries
+both the metadata and the operations, which keeps creating a tensor cheap.
+"""
+
+from __future__ import annotations
+
+from t_tensor import strides as S
+from t_tensor.dtypes import DType
+from t_tensor.storage import Storage
+
+__all__ = ["TensorImpl"]
+
+
+class TensorImpl:
+    """Shape, strides (in elements), storage offset and dtype over one :class:`Storage`."""
+
+    __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype")
+
+    _storage: Storage
+    _shape: tuple[int, ...]
+    _strides: tuple[int, ...]
+    _offset: int
+    _dtype: DType
+
+    @classmethod
+    def _make(
+        cls, storage: Storage, shape: tuple[int, ...], strides: tuple[int, ...], offset: int, dtype: DType
+    ):
+        """Build a tensor over `storage`, stealing its strong reference. No checks: internal."""
+        self = object.__new__(cls)
+        self._storage = storage
+        self._shape = shape
+        self._strides = strides
+        self._offset = offset
+        self._dtype = dtype
+        return self
+
+    # ------------------------------------------------------------------ metadata
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The size of each dimension (a tuple, where PyTorch returns ``torch.Size``)."""
+        return self._shape
+
+    def size(self, dim: int | None = None):
+        """The shape, or the size of one dimension.
+
+        >>> import t_tensor as tt
+        >>> tt.zeros(2, 3).size(), tt.zeros(2, 3).size(-1)
+        ((2, 3), 3)
+        """
+        if dim is None:
+            return self._shape
+        return self._shape[S.normalize_dim(dim, len(self._shape), fn="size")]
+
+    def stride(self, dim: int | None = None):
+        """Strides in elements, or the stride of one dimension.
+
+        >>> import t_tensor as tt
+        >>> tt.zeros(2, 3).stride(), tt.zeros(2, 3).T.stride()
+        ((3, 1), (1, 3))
+        """
+        if dim is None:
+            return self._strides
+        return self._strides[S.normalize_dim(dim, len(self._shape), fn="stride")]
+
+    def storage_offset(self) -> int:
+        """Index (in elements) of ``self[0, ..., 0]`` within the storage."""
+        return self._offset
+
+    @property
+    def dtype(self) -> DType:
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def dim(self) -> int:
+        """Number of dimensions (same as ``ndim``)."""
+        return len(self._shape)
+
+    def numel(self) -> int:
+        """Number of elements."""
+        return S.numel(self._shape)
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self._dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the elements take (``numel() * itemsize``), not the storage size."""
+        return S.numel(self._shape) * self._dtype.itemsize
+
+    def untyped_storage(self) -> Storage:
+        """This tensor's own owner of the storage (its strong reference)."""
+        return self._storage
+
+    def data_ptr(self) -> int:
+        """Address of the first element: storage address plus offset times itemsize."""
+        return self._storage._data + self._offset * self._dtype.itemsize
+
+    def is_contiguous(self) -> bool:
+        """True when the elements sit in row-major order with no gaps (size-1 dims ignored)."""
+        return S.is_contiguous(self._shape, self._strides)
+
+    def is_shared_with(self, other: TensorImpl) -> bool:
+        """True when both tensors view the same storage."""
+        return self._storage._ptr == other._storage._ptr
