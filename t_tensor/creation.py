@@ -371,7 +371,8 @@ def randint(*args: Any, size: Any = None, generator: Generator | None = None, dt
             raise RuntimeError(f"randint: range [{low}, {high}) does not fit in bool")
         return randint(low, high, shape, generator=generator, dtype=dtypes.uint8).to(dtypes.bool)
     result = empty_strided_like_shape(shape, target)
-    status = lib.tt_random_integers(_generator(generator)._state, result.data_ptr(), result.numel(), target.code, low, high)
+    state = _generator(generator)._state
+    status = lib.tt_random_integers(state, result.data_ptr(), result.numel(), target.code, low, high)
     check(status, "randint", f"low={low}, high={high}")
     return result
 

@@ -208,7 +208,8 @@ def from_dlpack(source: Any) -> Tensor:
         except TypeError:  # producers older than DLPack 1.0 take no max_version
             capsule = source.__dlpack__()
     else:
-        raise TypeError(f"from_dlpack: expected an object with __dlpack__ or a DLPack capsule, got {type(source).__name__}")
+        kind = type(source).__name__
+        raise TypeError(f"from_dlpack: expected an object with __dlpack__ or a DLPack capsule, got {kind}")
 
     if _api.PyCapsule_IsValid(capsule, _capsule_name(True)):
         versioned = True

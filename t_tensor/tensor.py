@@ -42,7 +42,11 @@ def empty_strided_like_shape(shape: tuple[int, ...], dtype: DType) -> Tensor:
 
 
 # A scalar is written by copying from a one-element source with all strides 0 (a broadcast).
-_SCALAR_TYPES = {bool: (dtypes.bool, "uint8_t *"), int: (dtypes.int64, "int64_t *"), float: (dtypes.float64, "double *")}
+_SCALAR_TYPES = {
+    bool: (dtypes.bool, "uint8_t *"),
+    int: (dtypes.int64, "int64_t *"),
+    float: (dtypes.float64, "double *"),
+}
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
