@@ -66,7 +66,8 @@ def _format_block(values: np.ndarray, fmt, width: int, indent: int, summarize: b
     skip = summarize and size > 2 * _EDGE_ITEMS
     indices = list(range(_EDGE_ITEMS)) + [None] + list(range(size - _EDGE_ITEMS, size)) if skip else range(size)
     if values.ndim == 1:
-        items = ["..." if i is None else fmt(values[i].item()).rjust(width) for i in indices]
+        # PyTorch marks the gap in a row with " ..." whatever the column width
+        items = [" ..." if i is None else fmt(values[i].item()).rjust(width) for i in indices]
         per_line = max(1, (_LINE_WIDTH - indent) // (width + 2))
         lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"

@@ -43,8 +43,10 @@ class Storage:
 
     def __init__(self, owned_ptr) -> None:
         # Steals the strong reference `owned_ptr` carries; ffi.gc releases it when this object
-        # is collected, exactly once.
-        self._ptr = ffi.gc(owned_ptr, lib.tt_storage_release)
+        # is collected, exactly once. The cast makes a plain, non-owning pointer first: ffi.gc on
+        # a pointer that is itself an ffi.gc object would keep that object (and the reference it
+        # owns) alive for as long as this one lives.
+        self._ptr = ffi.gc(ffi.cast("tt_storage *", owned_ptr), lib.tt_storage_release)
         self._data = int(ffi.cast("uintptr_t", lib.tt_storage_data(owned_ptr)))
 
     @classmethod
@@ -108,8 +110,8 @@ class WeakStorage:
     __slots__ = ("_ptr",)
 
     def __init__(self, owned_weak_ptr) -> None:
-        # Steals one weak reference; released when this handle is collected.
-        self._ptr = ffi.gc(owned_weak_ptr, lib.tt_storage_weak_release)
+        # Steals one weak reference; released when this handle is collected. (See Storage on the cast.)
+        self._ptr = ffi.gc(ffi.cast("tt_storage *", owned_weak_ptr), lib.tt_storage_weak_release)
 
     def lock(self) -> Storage | None:
         """A new strong owner while the data lives, else ``None`` (and ``None`` forever after)."""

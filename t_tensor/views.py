@@ -117,6 +117,8 @@ class ViewOps:
         end = S.normalize_dim(end_dim, self.ndim, fn="flatten")
         if start > end:
             raise RuntimeError("flatten: start_dim cannot come after end_dim")
+        if start == end:
+            return self  # nothing to merge; PyTorch also returns the input itself
         merged = S.numel(self._shape[start : end + 1])
         return self.reshape(self._shape[:start] + (merged,) + self._shape[end + 1 :])
 

@@ -1,0 +1,154 @@
+"""A short tour of t_tensor: ``python -m t_tensor``.
+
+It prints, section by section, what the library does with memory: tensors made in several
+ways, views that share one storage (and the storage's use count as views come and go), a write
+through a view, ``reshape`` copying where ``view`` would fail, zero-copy exchange with NumPy and
+through DLPack, and the caching allocator's counters. Every line is computed when the tour runs.
+
+Later layers (operations, autograd, ...) will add sections here. Each section is a function
+that takes no argument and prints; :func:`main` runs them in order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import t_tensor as tt
+
+
+def heading(title: str) -> None:
+    print()
+    print(title)
+    print("-" * len(title))
+
+
+def show(label: str, value: object) -> None:
+    """Print ``label`` and ``value`` on one line, or ``value`` below the label if it spans lines."""
+    text = str(value)
+    if "\n" in text:
+        print(f"{label}:")
+        for line in text.splitlines():
+            print(f"    {line}")
+    else:
+        print(f"{label:<44} {text}")
+
+
+def layout(t: tt.Tensor) -> str:
+    return f"shape={t.shape} stride={t.stride()} storage_offset={t.storage_offset()}"
+
+
+def creating_tensors() -> None:
+    heading("1. Creating tensors")
+    show("tt.tensor([[1, 2], [3, 4]])", tt.tensor([[1, 2], [3, 4]]))
+    show("tt.zeros(2, 3, dtype=tt.float64)", tt.zeros(2, 3, dtype=tt.float64))
+    show("tt.arange(5)", tt.arange(5))
+    tt.manual_seed(0)
+    show("tt.manual_seed(0); tt.rand(3)", tt.rand(3))
+    tt.manual_seed(0)
+    show("same seed, same numbers", tt.rand(3))
+
+
+def views_share_storage() -> None:
+    heading("2. Views share one storage")
+    x = tt.arange(12).view(3, 4)
+    storage = x.untyped_storage()
+    show("x = tt.arange(12).view(3, 4)", layout(x))
+    show("x.untyped_storage().use_count()", storage.use_count())
+    y = x.T
+    show("y = x.T", layout(y))
+    z = x[1:, ::2]
+    show("z = x[1:, ::2]", layout(z))
+    show("use_count() with y and z alive", storage.use_count())
+    show("z.data_ptr() == x.data_ptr() + 4 * 8", z.data_ptr() == x.data_ptr() + 4 * x.itemsize)
+    del y, z
+    show("use_count() after del y, z", storage.use_count())
+
+
+def write_through_view() -> None:
+    heading("3. A write through a view is seen in the base")
+    x = tt.zeros(3, 4, dtype=tt.int64)
+    column = x[:, 1]
+    column.fill_(7)
+    x[2, ::2] = 5
+    show("x after x[:, 1].fill_(7) and x[2, ::2] = 5", x)
+
+
+def reshape_versus_view() -> None:
+    heading("4. reshape copies only when it must; view never copies")
+    x = tt.arange(6).view(2, 3)
+    show("x.reshape(3, 2) shares x's storage", x.reshape(3, 2).is_shared_with(x))
+    xt = x.T
+    show("x.T.is_contiguous()", xt.is_contiguous())
+    flat = xt.reshape(6)
+    show("x.T.reshape(6) shares x's storage", flat.is_shared_with(x))
+    show("x.T.reshape(6)", flat)
+    try:
+        xt.view(6)
+    except RuntimeError as error:
+        show("x.T.view(6) raises RuntimeError", str(error).split(" (")[0])
+
+
+def numpy_round_trip() -> None:
+    heading("5. NumPy: zero-copy both ways")
+    x = tt.zeros(2, 3)
+    a = x.numpy()
+    a[0, 0] = 42.0
+    show("a = x.numpy(); a[0, 0] = 42 -> x[0, 0]", x[0, 0].item())
+    show("a.ctypes.data == x.data_ptr()", a.ctypes.data == x.data_ptr())
+    n = np.arange(4.0)
+    t = tt.from_numpy(n)
+    t[1] = -1.0
+    show("t = tt.from_numpy(n); t[1] = -1 -> n", n)
+    show("t.untyped_storage().allocator", t.untyped_storage().allocator)
+
+
+def dlpack_exchange() -> None:
+    heading("6. DLPack: t_tensor -> NumPy and back")
+    x = tt.arange(4, dtype=tt.float32)
+    storage = x.untyped_storage()
+    d = np.from_dlpack(x)
+    show("d = np.from_dlpack(x)", d)
+    show("d.ctypes.data == x.data_ptr()", d.ctypes.data == x.data_ptr())
+    show("use_count() while d holds the export", storage.use_count())
+    del d
+    show("use_count() after del d", storage.use_count())
+    back = tt.from_dlpack(np.ones(3, dtype=np.float32))
+    show("tt.from_dlpack(np.ones(3, dtype=np.float32))", back)
+
+
+def memory_statistics() -> None:
+    heading("7. The caching allocator")
+    before = tt.memory_allocated()
+    x = tt.empty(1000)
+    show("tt.empty(1000) (4000 bytes) adds to allocated", tt.memory_allocated() - before)
+    del x
+    show("after del x, allocated is back to", tt.memory_allocated() - before)
+    stats = tt.memory_stats()
+    for key in (
+        "allocated_bytes.current",
+        "reserved_bytes.current",
+        "active_blocks.current",
+        "cached_blocks.current",
+        "cache_hits",
+        "cache_misses",
+    ):
+        print(f"    {key:<28} {stats[key]:>10,}")
+    show("tt.empty_cache() released bytes", tt.empty_cache())
+
+
+def main() -> None:
+    print(f"t_tensor {tt.__version__}: a tour of storage, views and memory")
+    for section in (
+        creating_tensors,
+        views_share_storage,
+        write_through_view,
+        reshape_versus_view,
+        numpy_round_trip,
+        dlpack_exchange,
+        memory_statistics,
+    ):
+        section()
+
+
+if __name__ == "__main__":
+    main()
