@@ -41,13 +41,15 @@ class Storage:
 
     __slots__ = ("_ptr", "_data", "__weakref__")
 
-    def __init__(self, owned_ptr) -> None:
+    def __init__(self, owned_ptr, data: int | None = None) -> None:
         # Steals the strong reference `owned_ptr` carries; ffi.gc releases it when this object
         # is collected, exactly once. The cast makes a plain, non-owning pointer first: ffi.gc on
         # a pointer that is itself an ffi.gc object would keep that object (and the reference it
         # owns) alive for as long as this one lives.
         self._ptr = ffi.gc(ffi.cast("tt_storage *", owned_ptr), lib.tt_storage_release)
-        self._data = int(ffi.cast("uintptr_t", lib.tt_storage_data(owned_ptr)))
+        if data is None:
+            data = int(ffi.cast("uintptr_t", lib.tt_storage_data(owned_ptr)))
+        self._data = data
 
     @classmethod
     def allocate(cls, nbytes: int, allocator=None) -> Storage:
@@ -66,7 +68,7 @@ class Storage:
     def share(self) -> Storage:
         """Another owner of the same bytes: a new strong reference (use_count grows by one)."""
         lib.tt_storage_retain(self._ptr)
-        return Storage(self._ptr)
+        return Storage(self._ptr, self._data)
 
     def use_count(self) -> int:
         """Strong references: how many owners keep the data alive."""

@@ -72,6 +72,10 @@ def _as_int(value: Any, what: str, fn: str) -> int:
 
 
 def _as_int_tuple(values: Any, what: str, fn: str) -> tuple[int, ...]:
+    # Fast path: tensors pass their own shapes and strides, already tuples of plain ints, on every
+    # view. `type(v) is int` also excludes bool, which the slow path rejects.
+    if type(values) is tuple and all(type(v) is int for v in values):
+        return values
     try:
         items = tuple(values)
     except TypeError:
@@ -81,9 +85,8 @@ def _as_int_tuple(values: Any, what: str, fn: str) -> tuple[int, ...]:
 
 def _check_shape(shape: Sequence[int], fn: str, exc: type = ValueError) -> Shape:
     sizes = _as_int_tuple(shape, "size", fn)
-    for s in sizes:
-        if s < 0:
-            raise exc(f"{fn}: negative dimension {s} in shape {list(sizes)}")
+    if sizes and min(sizes) < 0:
+        raise exc(f"{fn}: negative dimension {min(sizes)} in shape {list(sizes)}")
     return sizes
 
 
@@ -157,8 +160,8 @@ def normalize_dim(dim: int, ndim: int, *, fn: str = "dim") -> int:
     >>> normalize_dim(-1, 3), normalize_dim(1, 3), normalize_dim(-1, 0)
     (2, 1, 0)
     """
-    d = _as_int(dim, "dim", fn)
-    n = max(_as_int(ndim, "ndim", fn), 1)
+    d = dim if type(dim) is int else _as_int(dim, "dim", fn)
+    n = max(ndim if type(ndim) is int else _as_int(ndim, "ndim", fn), 1)
     if not -n <= d < n:
         raise IndexError(
             f"{fn}: dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})"
@@ -177,11 +180,9 @@ def normalize_dims(dims: int | Sequence[int], ndim: int, *, fn: str = "dims") ->
     if hasattr(dims, "__index__"):
         dims = (dims,)
     result = tuple(normalize_dim(d, ndim, fn=fn) for d in _as_int_tuple(dims, "dim", fn))
-    seen = set()
-    for d in result:
-        if d in seen:
-            raise RuntimeError(f"{fn}: dim {d} appears multiple times in the list of dims")
-        seen.add(d)
+    if len(set(result)) != len(result):
+        repeated = next(d for d in result if result.count(d) > 1)
+        raise RuntimeError(f"{fn}: dim {repeated} appears multiple times in the list of dims")
     return result
 
 
