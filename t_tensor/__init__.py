@@ -2,7 +2,8 @@
 
 >>> import t_tensor as tt
 >>> x = tt.arange(6).view(2, 3)
->>> x.T.stride(), x.untyped_storage().use_count()
+>>> y = x.T                              # a view: a second owner of the same storage
+>>> y.stride(), x.untyped_storage().use_count()
 ((1, 3), 2)
 
 The layers, in the order data flows through them (see docs/architecture.md):

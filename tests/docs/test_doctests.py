@@ -1,0 +1,63 @@
+"""Run the examples in the docstrings of the public modules (one test per module) and in the
+Markdown pages under docs/ (one test per page).
+
+An example is documentation that can go stale; running it keeps it honest. Every module listed
+here must have at least one example, and all of them must pass. A Markdown page runs as one
+session, top to bottom, as a reader would type it.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import io
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+PAGES = sorted(p for p in DOCS.rglob("*.md") if ">>> " in p.read_text())
+
+MODULES = [
+    "t_tensor",
+    "t_tensor.strides",
+    "t_tensor.dtypes",
+    "t_tensor.storage",
+    "t_tensor.tensor_impl",
+    "t_tensor.tensor",
+    "t_tensor.views",
+    "t_tensor.creation",
+    "t_tensor.memory",
+    "t_tensor.interop",
+    "t_tensor.random",
+    "t_tensor.printing",
+    "t_tensor._capi",
+]
+
+OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+
+
+def _run(tests: list[doctest.DocTest], name: str) -> None:
+    runner = doctest.DocTestRunner(optionflags=OPTIONS)
+    report = io.StringIO()
+    for test in tests:
+        runner.run(test, out=report.write)
+    results = runner.summarize(verbose=False)
+    assert results.attempted > 0, f"{name} has no examples"
+    failures = f"{results.failed} of {results.attempted} examples failed in {name}:\n{report.getvalue()}"
+    assert results.failed == 0, failures
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_doctests(name: str) -> None:
+    _run(doctest.DocTestFinder().find(importlib.import_module(name)), name)
+
+
+def test_pages_with_examples_exist() -> None:
+    assert any(p.name == "storage_and_views.md" for p in PAGES), PAGES
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: str(p.relative_to(DOCS)))
+def test_markdown_examples(path: Path) -> None:
+    test = doctest.DocTestParser().get_doctest(path.read_text(), {}, path.name, str(path), 0)
+    _run([test], str(path.relative_to(DOCS)))
