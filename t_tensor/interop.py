@@ -158,8 +158,14 @@ _DL_CODES = {(0, 8): dtypes.int8, (0, 16): dtypes.int16, (0, 32): dtypes.int32, 
 _DL_READ_ONLY = 1
 
 
-def to_dlpack_capsule(tensor: Tensor, versioned: bool) -> Any:
-    """A DLPack capsule sharing ``tensor``'s memory; it holds one strong reference to the storage."""
+_DL_IS_COPIED = 2
+
+
+def to_dlpack_capsule(tensor: Tensor, versioned: bool, copied: bool = False) -> Any:
+    """A DLPack capsule sharing ``tensor``'s memory; it holds one strong reference to the storage.
+
+    ``copied`` sets the versioned format's "is copied" flag (the tensor is a fresh copy made for
+    this export, as ``__dlpack__(copy=True)`` does)."""
     out = ffi.new("void **")
     status = lib.tt_dlpack_export(
         tensor._storage._ptr, tensor.data_ptr(), tensor.ndim, tensor.shape, tensor.stride(),
@@ -167,6 +173,8 @@ def to_dlpack_capsule(tensor: Tensor, versioned: bool) -> Any:
     )
     check(status, "__dlpack__")
     managed = out[0]
+    if versioned and copied:
+        ffi.cast("DLManagedTensorVersioned *", managed).flags = _DL_IS_COPIED
     try:
         return _api.PyCapsule_New(_address(managed), _capsule_name(versioned), _CAPSULE_DESTRUCTOR)
     except BaseException:

@@ -362,7 +362,7 @@ class Tensor(ViewOps, TensorImpl):
             raise BufferError(f"__dlpack__: cannot export a CPU tensor to device {dl_device}")
         source = self.clone() if copy else self
         versioned = max_version is not None and max_version[0] >= 1
-        return to_dlpack_capsule(source, versioned)
+        return to_dlpack_capsule(source, versioned, copied=bool(copy))
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (1, 0)

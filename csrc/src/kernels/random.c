@@ -6,7 +6,8 @@
  * into the state with splitmix64, which never yields the all-zero state xoshiro must avoid.
  *
  *   uniform   u = (top 53 bits) / 2^53 in [0, 1), then low + (high - low) * u. Rounding to a
- *             narrower float can reach `high` itself, so such values are stepped back below it.
+ *             narrower float can reach `high` itself, so such values are stepped back below it,
+ *             one step IN THE STORED PRECISION (a step in double would round right back).
  *   normal    Box-Muller: two uniforms give two independent N(0, 1) values.
  *   integers  Lemire's multiply-and-reject method gives unbiased integers in [0, range).
  */
@@ -81,6 +82,25 @@ static double load_float(const void *dst, int64_t i, int dtype) {
     }
 }
 
+/* Replaces element i by the next representable value below it, in its own dtype. */
+static void step_down(void *dst, int64_t i, int dtype) {
+    switch (dtype) {
+    case TT_FLOAT16: {
+        uint16_t *h = &((uint16_t *)dst)[i];
+        if (*h == 0x0000u) {
+            *h = 0x8001u;               /* +0 -> the negative subnormal closest to zero */
+        } else if (*h & 0x8000u) {
+            *h = (uint16_t)(*h + 1u);   /* negative: a larger magnitude is smaller */
+        } else {
+            *h = (uint16_t)(*h - 1u);
+        }
+        break;
+    }
+    case TT_FLOAT32: ((float *)dst)[i] = nextafterf(((float *)dst)[i], -INFINITY); break;
+    default: ((double *)dst)[i] = nextafter(((double *)dst)[i], -INFINITY); break;
+    }
+}
+
 static int is_float_dtype(int dtype) {
     return dtype == TT_FLOAT16 || dtype == TT_FLOAT32 || dtype == TT_FLOAT64;
 }
@@ -108,8 +128,8 @@ tt_status tt_random_uniform(tt_generator *gen, uintptr_t dst, int64_t n, int dty
     for (int64_t i = 0; i < n; i++) {
         store_float(out, i, dtype, low + (high - low) * next_unit(gen));
         /* float32 and float16 round to nearest: a value just below `high` can round up to it. */
-        if (high > low && load_float(out, i, dtype) >= high) {
-            store_float(out, i, dtype, nextafter(load_float(out, i, dtype), low));
+        while (high > low && load_float(out, i, dtype) >= high) {
+            step_down(out, i, dtype);
         }
     }
     return TT_OK;
