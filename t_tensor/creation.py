@@ -91,7 +91,7 @@ def zeros(*size: Any, dtype: Any = None) -> Tensor:
     [0, 0]
     """
     shape = _size(size, "zeros")
-    return empty_strided_like_shape(shape, _dtype(dtype, dtypes.get_default_dtype(), "zeros")).fill_(0)
+    return empty_strided_like_shape(shape, _dtype(dtype, dtypes.get_default_dtype(), "zeros"), "zeros").fill_(0)
 
 
 def ones(*size: Any, dtype: Any = None) -> Tensor:
@@ -102,7 +102,7 @@ def ones(*size: Any, dtype: Any = None) -> Tensor:
     [[1.0, 1.0], [1.0, 1.0]]
     """
     shape = _size(size, "ones")
-    return empty_strided_like_shape(shape, _dtype(dtype, dtypes.get_default_dtype(), "ones")).fill_(1)
+    return empty_strided_like_shape(shape, _dtype(dtype, dtypes.get_default_dtype(), "ones"), "ones").fill_(1)
 
 
 def full(size: Any, fill_value: Any, *, dtype: Any = None) -> Tensor:
@@ -114,7 +114,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None) -> Tensor:
     """
     shape = _size((size,) if not isinstance(size, (tuple, list)) else (tuple(size),), "full")
     target = _dtype(dtype, _scalar_dtype(fill_value), "full")
-    result = empty_strided_like_shape(shape, target)
+    result = empty_strided_like_shape(shape, target, "full")
     try:
         return result.fill_(fill_value)
     except (RuntimeError, TypeError) as error:
@@ -223,6 +223,14 @@ def _number(value: Any, name: str, fn: str) -> int | float:
     return value
 
 
+_MAX_RANGE_ELEMENTS = 2**40  # 8 TiB of float64: far beyond this machine, and NumPy's own limit nears
+
+
+def _check_count(count: int, fn: str) -> None:
+    if count > _MAX_RANGE_ELEMENTS:
+        raise MemoryError(f"{fn}: {count} elements is more than can be allocated")
+
+
 def _from_values(values: np.ndarray, target: DType) -> Tensor:
     """Copy computed values (int64 or float64 NumPy data) into a new tensor, casting in C."""
     source = wrap_numpy(np.ascontiguousarray(values), "_from_values")
@@ -252,9 +260,11 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None) -> 
     target = _dtype(dtype, dtypes.int64 if all_ints else dtypes.get_default_dtype(), "arange")
     if all_ints:
         count = -((int(start) - int(end)) // int(step))   # exact ceil((end - start) / step)
+        _check_count(count, "arange")
         values = int(start) + np.arange(count, dtype=np.int64) * int(step)
     else:
         count = math.ceil((float(end) - float(start)) / float(step))
+        _check_count(count, "arange")
         values = float(start) + np.arange(count, dtype=np.float64) * float(step)
     return _from_values(values, target)
 
@@ -275,6 +285,7 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None) -> Tensor:
     if steps < 0:
         raise RuntimeError("linspace: number of steps must be non-negative")
     target = _dtype(dtype, dtypes.get_default_dtype(), "linspace")
+    _check_count(steps, "linspace")
     index = np.arange(steps, dtype=np.float64)
     if steps == 1:
         values = np.array([start])
@@ -314,7 +325,7 @@ def _random_float(fill, size: tuple, generator: Generator | None, dtype: Any, fn
     target = _dtype(dtype, dtypes.get_default_dtype(), fn)
     if not target.is_floating_point:
         raise TypeError(f"{fn}: expected a floating-point dtype, got {target.name}")
-    result = empty_strided_like_shape(_size(size, fn), target)
+    result = empty_strided_like_shape(_size(size, fn), target, fn)
     check(fill(_generator(generator)._state, result.data_ptr(), result.numel(), target.code, a, b), fn)
     return result
 
@@ -370,7 +381,7 @@ def randint(*args: Any, size: Any = None, generator: Generator | None = None, dt
         if low < 0 or high > 2:
             raise RuntimeError(f"randint: range [{low}, {high}) does not fit in bool")
         return randint(low, high, shape, generator=generator, dtype=dtypes.uint8).to(dtypes.bool)
-    result = empty_strided_like_shape(shape, target)
+    result = empty_strided_like_shape(shape, target, "randint")
     state = _generator(generator)._state
     status = lib.tt_random_integers(state, result.data_ptr(), result.numel(), target.code, low, high)
     check(status, "randint", f"low={low}, high={high}")

@@ -34,6 +34,7 @@ def default_allocator():
 
 
 _DEFAULT_ALLOCATOR = lib.tt_caching_allocator_interface(lib.tt_global_caching_allocator())
+_MAX_NBYTES = 2**63 - 1
 
 
 class Storage:
@@ -52,17 +53,21 @@ class Storage:
         self._data = data
 
     @classmethod
-    def allocate(cls, nbytes: int, allocator=None) -> Storage:
+    def allocate(cls, nbytes: int, allocator=None, *, fn: str = "Storage.allocate") -> Storage:
         """A new storage of ``nbytes`` uninitialized bytes from ``allocator`` (default: caching).
+
+        ``fn`` names the caller in error messages (``empty: out of memory ...``).
 
         >>> Storage.allocate(100).nbytes
         100
         """
         if nbytes < 0:
-            raise ValueError(f"Storage.allocate: nbytes must be non-negative, got {nbytes}")
+            raise ValueError(f"{fn}: nbytes must be non-negative, got {nbytes}")
+        if nbytes > _MAX_NBYTES:  # beyond what size_t and any allocator can hold
+            raise MemoryError(f"{fn}: cannot allocate {nbytes} bytes")
         out = ffi.new("tt_storage **")
         status = lib.tt_storage_new(allocator or _DEFAULT_ALLOCATOR, nbytes, out)
-        check(status, "Storage.allocate", f"{nbytes} bytes")
+        check(status, fn, f"{nbytes} bytes")
         return cls(out[0])
 
     def share(self) -> Storage:

@@ -26,7 +26,9 @@ __all__ = ["Tensor", "empty_strided_like_shape", "copy_into"]
 
 
 def copy_into(dst: TensorImpl, src: TensorImpl, shape: tuple[int, ...], src_strides: tuple[int, ...]) -> None:
-    """Run the C copy kernel: dst[i] = src[i] over ``shape``, converting dtypes. No checks here."""
+    """Run the C copy kernel: dst[i] = src[i] over ``shape``, converting dtypes."""
+    if len(shape) > _MAX_DIMS:
+        raise RuntimeError(f"copy_: tensors with more than {_MAX_DIMS} dimensions are not supported, got {len(shape)}")
     status = lib.tt_copy_strided(
         len(shape), shape,
         src.data_ptr(), src_strides, src._dtype.code,
@@ -35,11 +37,13 @@ def copy_into(dst: TensorImpl, src: TensorImpl, shape: tuple[int, ...], src_stri
     check(status, "copy_")
 
 
-def empty_strided_like_shape(shape: tuple[int, ...], dtype: DType) -> Tensor:
+def empty_strided_like_shape(shape: tuple[int, ...], dtype: DType, fn: str = "empty") -> Tensor:
     """A new contiguous tensor of ``shape`` and ``dtype`` with uninitialized memory."""
-    storage = Storage.allocate(S.numel(shape) * dtype.itemsize)
+    storage = Storage.allocate(S.numel(shape) * dtype.itemsize, fn=fn)
     return Tensor._make(storage, shape, S.contiguous_strides(shape), 0, dtype)
 
+
+_MAX_DIMS = lib.tt_max_dims()
 
 # A scalar is written by copying from a one-element source with all strides 0 (a broadcast).
 _SCALAR_TYPES = {
@@ -120,7 +124,7 @@ class Tensor(ViewOps, TensorImpl):
 
     def clone(self) -> Tensor:
         """A contiguous copy with its own storage."""
-        result = empty_strided_like_shape(self._shape, self._dtype)
+        result = empty_strided_like_shape(self._shape, self._dtype, "clone")
         copy_into(result, self, self._shape, self._strides)
         return result
 
@@ -140,7 +144,7 @@ class Tensor(ViewOps, TensorImpl):
         target = self._dtype if dtype is None else dtypes.as_dtype(dtype, fn="to")
         if target is self._dtype and not copy:
             return self
-        result = empty_strided_like_shape(self._shape, target)
+        result = empty_strided_like_shape(self._shape, target, "to")
         copy_into(result, self, self._shape, self._strides)
         return result
 
@@ -211,6 +215,8 @@ class Tensor(ViewOps, TensorImpl):
         src_dtype, ctype = _SCALAR_TYPES[type(scalar)]
         if src_dtype is dtypes.int64 and not _INT64_MIN <= scalar <= _INT64_MAX:
             raise RuntimeError(f"fill_: value {scalar} does not fit in int64")
+        if self.ndim > _MAX_DIMS:
+            raise RuntimeError(f"fill_: tensors with more than {_MAX_DIMS} dimensions are not supported")
         buffer = ffi.new(ctype, scalar)
         status = lib.tt_copy_strided(
             self.ndim, self._shape, int(ffi.cast("uintptr_t", buffer)), (0,) * self.ndim, src_dtype.code,

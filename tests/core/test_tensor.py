@@ -608,3 +608,23 @@ def test_a_parent_reference_is_released_when_the_parent_dies_not_when_its_views_
     assert view.untyped_storage().use_count() == 1
     del view
     assert weak.expired() and weak.lock() is None and weak.weak_count() == 1
+
+
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (lambda: tt.empty(2**40, 2**40), MemoryError, "empty"),
+        (lambda: tt.zeros(2**62), MemoryError, "zeros"),
+        (lambda: tt.ones(2**61, dtype=tt.int64), MemoryError, "ones"),
+        (lambda: tt.full((2**62,), 1.0), MemoryError, "full"),
+        (lambda: tt.rand(2**62), MemoryError, "rand"),
+        (lambda: tt.Storage.allocate(2**70), MemoryError, "Storage.allocate"),
+        (lambda: tt.arange(0, 1e18, 1e-3), MemoryError, "arange"),
+        (lambda: tt.linspace(0, 1, 2**62), MemoryError, "linspace"),
+        (lambda: tt.zeros(1).reshape((1,) * 70).clone(), RuntimeError, "copy_"),
+        (lambda: tt.zeros(1).reshape((1,) * 70).fill_(2), RuntimeError, "fill_"),
+    ],
+)
+def test_impossible_sizes_raise_clear_errors(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
