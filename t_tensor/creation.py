@@ -91,7 +91,8 @@ def zeros(*size: Any, dtype: Any = None) -> Tensor:
     [0, 0]
     """
     shape = _size(size, "zeros")
-    return empty_strided_like_shape(shape, _dtype(dtype, dtypes.get_default_dtype(), "zeros"), "zeros").fill_(0)
+    result = empty_strided_like_shape(shape, _dtype(dtype, dtypes.get_default_dtype(), "zeros"), "zeros")
+    return result._fill_unchecked(0)  # a fresh tensor: nothing to re-validate
 
 
 def ones(*size: Any, dtype: Any = None) -> Tensor:
@@ -102,7 +103,8 @@ def ones(*size: Any, dtype: Any = None) -> Tensor:
     [[1.0, 1.0], [1.0, 1.0]]
     """
     shape = _size(size, "ones")
-    return empty_strided_like_shape(shape, _dtype(dtype, dtypes.get_default_dtype(), "ones"), "ones").fill_(1)
+    result = empty_strided_like_shape(shape, _dtype(dtype, dtypes.get_default_dtype(), "ones"), "ones")
+    return result._fill_unchecked(1)
 
 
 def full(size: Any, fill_value: Any, *, dtype: Any = None) -> Tensor:

@@ -49,7 +49,7 @@ class Storage:
         # owns) alive for as long as this one lives.
         self._ptr = ffi.gc(ffi.cast("tt_storage *", owned_ptr), lib.tt_storage_release)
         if data is None:
-            data = int(ffi.cast("uintptr_t", lib.tt_storage_data(owned_ptr)))
+            data = lib.tt_storage_data_address(owned_ptr)
         self._data = data
 
     @classmethod
@@ -69,6 +69,23 @@ class Storage:
         status = lib.tt_storage_new(allocator or _DEFAULT_ALLOCATOR, nbytes, out)
         check(status, fn, f"{nbytes} bytes")
         return cls(out[0])
+
+    @classmethod
+    def _allocate_default(cls, nbytes: int, fn: str) -> Storage:
+        """The per-op fast path: default allocator, one C call, no out-parameter, no cast.
+
+        Callers guarantee ``0 <= nbytes``; a fresh pointer is not an ffi.gc object, so it can be
+        wrapped directly.
+        """
+        if nbytes > _MAX_NBYTES:
+            raise MemoryError(f"{fn}: cannot allocate {nbytes} bytes")
+        ptr = lib.tt_storage_new_default(nbytes)
+        if ptr == ffi.NULL:
+            raise MemoryError(f"{fn}: out of memory ({nbytes} bytes)")
+        self = object.__new__(cls)
+        self._ptr = ffi.gc(ptr, lib.tt_storage_release)
+        self._data = lib.tt_storage_data_address(ptr)
+        return self
 
     def share(self) -> Storage:
         """Another owner of the same bytes: a new strong reference (use_count grows by one)."""

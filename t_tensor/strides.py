@@ -22,6 +22,7 @@ never negative, as in PyTorch.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Sequence
@@ -38,6 +39,7 @@ __all__ = [
     "broadcast_shapes",
     "chunk_sizes",
     "contiguous_strides",
+    "contiguous_strides_of_valid_shape",
     "expand_strides",
     "has_internal_overlap",
     "index_to_offset",
@@ -127,6 +129,17 @@ def contiguous_strides(shape: Sequence[int], *, fn: str = "contiguous_strides") 
         strides.append(step)
         step *= max(s, 1)
     return tuple(reversed(strides))
+
+
+@functools.lru_cache(maxsize=4096)
+def contiguous_strides_of_valid_shape(shape: Shape) -> Strides:
+    """:func:`contiguous_strides` for a shape already known to be a tuple of non-negative ints,
+    memoized: new tensors are created with the same few shapes over and over.
+
+    >>> contiguous_strides_of_valid_shape((2, 3))
+    (3, 1)
+    """
+    return contiguous_strides(shape)
 
 
 def is_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:

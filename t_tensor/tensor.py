@@ -39,8 +39,9 @@ def copy_into(dst: TensorImpl, src: TensorImpl, shape: tuple[int, ...], src_stri
 
 def empty_strided_like_shape(shape: tuple[int, ...], dtype: DType, fn: str = "empty") -> Tensor:
     """A new contiguous tensor of ``shape`` and ``dtype`` with uninitialized memory."""
-    storage = Storage.allocate(S.numel(shape) * dtype.itemsize, fn=fn)
-    return Tensor._make(storage, shape, S.contiguous_strides(shape), 0, dtype)
+    # `shape` comes from a validated tensor or creation argument: a tuple of non-negative ints.
+    storage = Storage._allocate_default(math.prod(shape) * dtype.itemsize, fn)
+    return Tensor._make(storage, shape, S.contiguous_strides_of_valid_shape(shape), 0, dtype)
 
 
 _MAX_DIMS = lib.tt_max_dims()
@@ -212,15 +213,19 @@ class Tensor(ViewOps, TensorImpl):
         scalar = _python_scalar(value, "fill_")
         _check_scalar_fits(scalar, self._dtype, "fill_")
         self._check_writable("fill_")
-        src_dtype, ctype = _SCALAR_TYPES[type(scalar)]
-        if src_dtype is dtypes.int64 and not _INT64_MIN <= scalar <= _INT64_MAX:
+        if type(scalar) is int and not _INT64_MIN <= scalar <= _INT64_MAX:
             raise RuntimeError(f"fill_: value {scalar} does not fit in int64")
         if self.ndim > _MAX_DIMS:
             raise RuntimeError(f"fill_: tensors with more than {_MAX_DIMS} dimensions are not supported")
+        return self._fill_unchecked(scalar)
+
+    def _fill_unchecked(self, scalar: bool | int | float) -> Tensor:
+        """fill_ for a value and a tensor already known to be valid (e.g. a fresh zeros())."""
+        src_dtype, ctype = _SCALAR_TYPES[type(scalar)]
         buffer = ffi.new(ctype, scalar)
         status = lib.tt_copy_strided(
-            self.ndim, self._shape, int(ffi.cast("uintptr_t", buffer)), (0,) * self.ndim, src_dtype.code,
-            self.data_ptr(), self._strides, self._dtype.code,
+            len(self._shape), self._shape, int(ffi.cast("uintptr_t", buffer)), (0,) * len(self._shape),
+            src_dtype.code, self.data_ptr(), self._strides, self._dtype.code,
         )
         check(status, "fill_")
         return self

@@ -96,6 +96,12 @@ tt_status tt_storage_new(const tt_allocator *allocator, size_t nbytes, tt_storag
     return TT_OK;
 }
 
+tt_storage *tt_storage_new_default(size_t nbytes) {
+    tt_storage *storage = NULL;
+    const tt_allocator *allocator = tt_caching_allocator_interface(tt_global_caching_allocator());
+    return tt_storage_new(allocator, nbytes, &storage) == TT_OK ? storage : NULL;
+}
+
 tt_status tt_storage_new_external(void *data, size_t nbytes, tt_deleter deleter, void *ctx,
                                   tt_storage **out) {
     if (out == NULL) {
@@ -180,6 +186,8 @@ int64_t tt_storage_weak_count(const tt_storage *storage) {
 }
 
 void *tt_storage_data(const tt_storage *storage) { return storage->data; }
+
+uintptr_t tt_storage_data_address(const tt_storage *storage) { return (uintptr_t)storage->data; }
 
 size_t tt_storage_nbytes(const tt_storage *storage) { return storage->nbytes; }
 

@@ -614,6 +614,7 @@ def test_a_parent_reference_is_released_when_the_parent_dies_not_when_its_views_
     "call, exc, match",
     [
         (lambda: tt.empty(2**40, 2**40), MemoryError, "empty"),
+        (lambda: tt.empty(2**48), MemoryError, "empty: out of memory"),  # fits size_t; the system says no
         (lambda: tt.zeros(2**62), MemoryError, "zeros"),
         (lambda: tt.ones(2**61, dtype=tt.int64), MemoryError, "ones"),
         (lambda: tt.full((2**62,), 1.0), MemoryError, "full"),

@@ -145,6 +145,11 @@ typedef void (*tt_deleter)(void *ctx, void *data);
    On success *out is a new reference (use_count 1, weak_count 1). */
 tt_status tt_storage_new(const tt_allocator *allocator, size_t nbytes, tt_storage **out);
 
+/* The per-op fast path: nbytes from the process-wide caching allocator in one call, with no
+   out-parameter for the caller to allocate. Returns a new reference, or NULL when out of memory
+   (the only way it can fail; the one place this API signals failure without a tt_status). */
+tt_storage *tt_storage_new_default(size_t nbytes);
+
 /* Wraps external memory. `deleter` (may be NULL) runs with (ctx, data) when the last strong
    reference goes. On success *out is a new reference. On failure the deleter is NOT called:
    the caller still owns the memory. */
@@ -172,6 +177,9 @@ int64_t tt_storage_weak_count(const tt_storage *storage);
 
 /* Borrowed data pointer; NULL after the data was released (or for an empty host buffer). */
 void *tt_storage_data(const tt_storage *storage);
+
+/* The same address as an integer, which Python keeps for kernel calls without a cast. */
+uintptr_t tt_storage_data_address(const tt_storage *storage);
 size_t tt_storage_nbytes(const tt_storage *storage);
 
 /* Borrowed static string: the allocator's name, or "external". */
