@@ -18,7 +18,7 @@ _EXCEPTIONS: dict[int, type[Exception]] = {
     lib.TT_ERR_DOUBLE_FREE: RuntimeError,
     lib.TT_ERR_FOREIGN_POINTER: RuntimeError,
     lib.TT_ERR_UNSUPPORTED_DTYPE: TypeError,
-    lib.TT_ERR_OVERFLOW: OverflowError,
+    lib.TT_ERR_OVERFLOW: ValueError,
     lib.TT_ERR_LIVE_BLOCKS: RuntimeError,
 }
 

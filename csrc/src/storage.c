@@ -177,7 +177,9 @@ int tt_storage_weak_lock(tt_storage *storage) {
 }
 
 int64_t tt_storage_use_count(const tt_storage *storage) {
-    /* acquire: a caller that sees 0 may rely on release_storage having completed */
+    /* acquire: pairs with the release half of the decrements. A count of 0 says the data is
+       being released or is gone, NOT that release_storage has finished: another thread may
+       still be inside it. Never use the data on the strength of this count alone. */
     return (int64_t)atomic_load_explicit(&((tt_storage *)storage)->use_count, memory_order_acquire);
 }
 

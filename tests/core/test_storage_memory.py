@@ -492,7 +492,7 @@ def test_private_cache_destroy_with_live_block_reports_it(private_cache):
 def test_check_maps_statuses_to_exceptions():
     check(lib.TT_OK, "anything")
     for status, exc in [(lib.TT_ERR_NOMEM, MemoryError), (lib.TT_ERR_INVALID_ARG, ValueError),
-                        (lib.TT_ERR_UNSUPPORTED_DTYPE, TypeError), (lib.TT_ERR_OVERFLOW, OverflowError),
+                        (lib.TT_ERR_UNSUPPORTED_DTYPE, TypeError), (lib.TT_ERR_OVERFLOW, ValueError),
                         (lib.TT_ERR_DOUBLE_FREE, RuntimeError), (lib.TT_ERR_FOREIGN_POINTER, RuntimeError)]:
         with pytest.raises(exc, match=r"^myfn: .* \(detail\)$"):
             check(status, "myfn", "detail")

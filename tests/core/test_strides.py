@@ -58,8 +58,7 @@ def layout_of(view, base):
 
 def all_offsets(shape, strides, offset):
     return [
-        offset + sum(i * s for i, s in zip(idx, strides, strict=True))
-        for idx in itertools.product(*map(range, shape))
+        offset + sum(i * s for i, s in zip(idx, strides, strict=True)) for idx in itertools.product(*map(range, shape))
     ]
 
 
@@ -367,9 +366,7 @@ def expand_cases(draw):
 @given(expand_cases())
 def test_expand_strides_matches_numpy_broadcast_to(case):
     (shape, strides, offset), target = case
-    resolved = tuple(
-        shape[i - (len(target) - len(shape))] if t == -1 else t for i, t in enumerate(target)
-    )
+    resolved = tuple(shape[i - (len(target) - len(shape))] if t == -1 else t for i, t in enumerate(target))
     new_strides = S.expand_strides(shape, strides, target)
     buf = buffer_for(shape, strides, offset)
     expected = np.broadcast_to(materialize(buf, shape, strides, offset), resolved)
@@ -383,9 +380,12 @@ def test_expand_strides_matches_numpy_broadcast_to(case):
 
 
 def test_expand_strides_errors():
-    with pytest.raises(RuntimeError, match=re.escape(
-        "expand: The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension 0"
-    )):
+    with pytest.raises(
+        RuntimeError,
+        match=re.escape(
+            "expand: The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension 0"
+        ),
+    ):
         S.expand_strides((6,), (1,), (-1, 6))
     msg = (
         "expand: The expanded size of the tensor (4) must match the existing size (3) at non-singleton "
@@ -432,9 +432,7 @@ def test_permute_transpose_squeeze_unsqueeze_match_numpy(data):
     check(S.squeeze(shape, strides), np.squeeze(src), tv.squeeze() if tv is not None else None)
     dims = tuple(data.draw(st.sets(st.integers(0, ndim - 1))) if ndim else ())
     ones = tuple(d for d in dims if shape[d] == 1)
-    check(
-        S.squeeze(shape, strides, dims), np.squeeze(src, axis=ones), tv.squeeze(dims) if tv is not None else None
-    )
+    check(S.squeeze(shape, strides, dims), np.squeeze(src, axis=ones), tv.squeeze(dims) if tv is not None else None)
     if ndim:
         d = data.draw(st.integers(-ndim, ndim - 1))
         expected = np.squeeze(src, axis=d) if shape[d] == 1 else src
@@ -726,8 +724,9 @@ def test_as_strided_check_accepts_exactly_views_inside_storage(layout, storage_n
 
 
 def test_as_strided_check_errors():
-    with pytest.raises(RuntimeError, match=re.escape("as_strided: Negative strides are not supported at the "
-                                                     "moment, got strides: [-1]")):
+    with pytest.raises(
+        RuntimeError, match=re.escape("as_strided: Negative strides are not supported at the moment, got strides: [-1]")
+    ):
         S.as_strided_check((2,), (-1,), 0, 6)
     with pytest.raises(RuntimeError, match=r"^view_as: mismatch in length of strides and shape"):
         S.as_strided_check((2,), (1, 2), 0, 6, fn="view_as")

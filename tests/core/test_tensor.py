@@ -629,3 +629,11 @@ def test_a_parent_reference_is_released_when_the_parent_dies_not_when_its_views_
 def test_impossible_sizes_raise_clear_errors(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_empty_tensors_with_huge_sizes_copy_without_overflow():
+    # sizes whose product (but for the 0) overflows int64: the kernel must stop before multiplying
+    x = tt.empty((2**62, 4, 0))
+    assert x.numel() == 0 and x.clone().shape == (2**62, 4, 0)
+    assert x.to(tt.float64).shape == x.shape and x.permute(2, 0, 1).contiguous().shape == (0, 2**62, 4)
+    assert x.fill_(1).shape == x.shape

@@ -158,6 +158,20 @@ tt_status tt_copy_strided(int ndim, const int64_t *shape,
     if (src == 0 || dst == 0) {
         return TT_ERR_INVALID_ARG;
     }
+    /* A broadcast scalar (every source stride 0) with a dtype change: convert the one element
+       once, then fill with the same-dtype row, which the compiler vectorizes. */
+    uint64_t converted = 0;
+    int scalar_source = 1;
+    for (int d = 0; d < ndim; d++) {
+        scalar_source &= src_strides[d] == 0 || shape[d] == 1;
+    }
+    if (scalar_source && src_dtype != dst_dtype) {
+        char *one[2] = {(char *)&converted, (char *)src};
+        const int64_t unit[2] = {0, 0};
+        cast_table[src_dtype][dst_dtype](one, unit, 1, NULL);
+        src = (uintptr_t)&converted;
+        src_dtype = dst_dtype;
+    }
     tt_row_fn row = src_dtype == dst_dtype ? move_row(itemsizes[0]) : cast_table[src_dtype][dst_dtype];
     char *base[2] = {(char *)dst, (char *)src};
     tt_iter_run(&iter, base, row, NULL);

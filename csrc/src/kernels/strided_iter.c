@@ -30,18 +30,34 @@ tt_status tt_iter_init(tt_iter *iter, int ndim, const int64_t *shape, int nopera
     }
     iter->noperands = noperands;
     iter->numel = 1;
-    int kept = 0;
+    /* An empty shape has nothing to visit, whatever its other sizes: stop before any product
+       of sizes or strides is formed (an empty (2^62, 4, 0) tensor is valid, its products not). */
     for (int d = 0; d < ndim; d++) {
         if (shape[d] < 0) {
             return TT_ERR_INVALID_ARG;
         }
-        iter->numel *= shape[d];
+        if (shape[d] == 0) {
+            iter->numel = 0;
+        }
+    }
+    if (iter->numel == 0) {
+        iter->ndim = 1;
+        iter->shape[0] = 0;
+        return TT_OK;
+    }
+    int kept = 0;
+    for (int d = 0; d < ndim; d++) {
+        if (__builtin_mul_overflow(iter->numel, shape[d], &iter->numel)) {
+            return TT_ERR_OVERFLOW;
+        }
         if (shape[d] == 1) {
             continue;                                   /* step 1: drop size-1 dims */
         }
         iter->shape[kept] = shape[d];
         for (int k = 0; k < noperands; k++) {
-            iter->strides[k][kept] = elem_strides[k][d] * (int64_t)itemsizes[k];
+            if (__builtin_mul_overflow(elem_strides[k][d], (int64_t)itemsizes[k], &iter->strides[k][kept])) {
+                return TT_ERR_OVERFLOW;
+            }
         }
         kept++;
     }
@@ -59,7 +75,9 @@ tt_status tt_iter_init(tt_iter *iter, int ndim, const int64_t *shape, int nopera
     for (int d = 1; d < kept; d++) {
         int mergeable = 1;
         for (int k = 0; k < noperands; k++) {
-            if (iter->strides[k][out] != iter->strides[k][d] * iter->shape[d]) {
+            int64_t span;   /* an overflowing product cannot equal a real stride: don't merge */
+            if (__builtin_mul_overflow(iter->strides[k][d], iter->shape[d], &span) ||
+                iter->strides[k][out] != span) {
                 mergeable = 0;
                 break;
             }
