@@ -60,6 +60,15 @@ static inline int check_record(int ok) {
               tt_status_string(check_gs_));                                                \
     } while (0)
 
+/* A tiny per-thread random generator for the stress tests (xorshift64; state must not be 0). */
+static inline uint64_t xorshift64(uint64_t *state) {
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *state = x;
+}
+
 static inline double check_now_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

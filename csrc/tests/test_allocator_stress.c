@@ -30,14 +30,6 @@ enum {
     MIB = 1024 * 1024,
 };
 
-static uint64_t xorshift64(uint64_t *state) {
-    uint64_t x = *state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *state = x;
-}
-
 /* The rounded size the cache should give a request of n bytes (see the header comment). */
 static size_t block_size(size_t n) {
     if (n <= 64) {

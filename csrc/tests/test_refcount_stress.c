@@ -29,14 +29,6 @@ enum {
     ZERO_CONFIRMATIONS = 64,  /* weak_lock tries after the first 0, to check it stays 0 */
 };
 
-static uint64_t xorshift64(uint64_t *state) {
-    uint64_t x = *state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *state = x;
-}
-
 /* ------------------------------------------------------------------ a counting deleter */
 
 typedef struct deleter_probe {
