@@ -533,7 +533,9 @@ def test_casts_match_torch(src, dst):
 def test_float16_conversion_is_bitwise_numpy(values):
     array = np.array(values, dtype=np.float32)
     got = tt.tensor(array).to(tt.float16).numpy()
-    np.testing.assert_array_equal(got.view(np.uint16), array.astype(np.float16).view(np.uint16))
+    with np.errstate(over="ignore"):  # values beyond float16's range become inf in both libraries
+        want = array.astype(np.float16)
+    np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
     back = tt.tensor(got).to(tt.float32).numpy()
     np.testing.assert_array_equal(back, got.astype(np.float32))
 
