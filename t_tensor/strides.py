@@ -192,7 +192,12 @@ def normalize_dims(dims: int | Sequence[int], ndim: int, *, fn: str = "dims") ->
     """
     if hasattr(dims, "__index__"):
         dims = (dims,)
-    result = tuple(normalize_dim(d, ndim, fn=fn) for d in _as_int_tuple(dims, "dim", fn))
+    n = max(ndim, 1)
+    if type(dims) is tuple and all(type(d) is int and -n <= d < n for d in dims):
+        # Fast path (every dim a plain in-range int): wrap negatives without a call per dim.
+        result = tuple(d + n if d < 0 else d for d in dims)
+    else:
+        result = tuple(normalize_dim(d, ndim, fn=fn) for d in _as_int_tuple(dims, "dim", fn))
     if len(set(result)) != len(result):
         repeated = next(d for d in result if result.count(d) > 1)
         raise RuntimeError(f"{fn}: dim {repeated} appears multiple times in the list of dims")
@@ -392,7 +397,7 @@ def permute(
             f"{fn}: number of dims don't match in permute (tensor has {len(sizes)} dims, got {len(wanted)})"
         )
     order = normalize_dims(wanted, len(sizes), fn=fn)
-    return tuple(sizes[d] for d in order), tuple(steps[d] for d in order)
+    return tuple(map(sizes.__getitem__, order)), tuple(map(steps.__getitem__, order))
 
 
 def transpose(

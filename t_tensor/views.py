@@ -155,8 +155,11 @@ class ViewOps:
 
     @property
     def T(self) -> Tensor:
-        """All dimensions reversed (the matrix transpose for 2-D)."""
-        return self.permute(tuple(range(self.ndim - 1, -1, -1)))
+        """All dimensions reversed (the matrix transpose for 2-D).
+
+        A permutation that needs no checking: the reversed shape and strides directly.
+        """
+        return self._view(self._shape[::-1], self._strides[::-1], self._offset)
 
     @property
     def mT(self) -> Tensor:
