@@ -20,6 +20,7 @@ _EXCEPTIONS: dict[int, type[Exception]] = {
     lib.TT_ERR_UNSUPPORTED_DTYPE: TypeError,
     lib.TT_ERR_OVERFLOW: ValueError,
     lib.TT_ERR_LIVE_BLOCKS: RuntimeError,
+    lib.TT_ERR_ZERO_DIVISION: RuntimeError,
 }
 
 

@@ -2,7 +2,8 @@
 
 This module holds what every tensor needs from day one: copying and casting through the C
 strided copy kernel, indexing, conversion to Python and NumPy, and the DLPack protocol. Views
-come from :class:`~t_tensor.views.ViewOps`.
+come from :class:`~t_tensor.views.ViewOps`, arithmetic and comparisons from
+:class:`~t_tensor.elementwise.ElementwiseOps`.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from t_tensor import dtypes
 from t_tensor import strides as S
 from t_tensor._capi import check, ffi, lib
 from t_tensor.dtypes import DType
+from t_tensor.elementwise import ElementwiseOps
 from t_tensor.interop import array_interface, to_dlpack_capsule
 from t_tensor.printing import tensor_repr
-from t_tensor.storage import Storage
 from t_tensor.tensor_impl import TensorImpl
 from t_tensor.views import ViewOps
 
@@ -39,9 +40,7 @@ def copy_into(dst: TensorImpl, src: TensorImpl, shape: tuple[int, ...], src_stri
 
 def empty_strided_like_shape(shape: tuple[int, ...], dtype: DType, fn: str = "empty") -> Tensor:
     """A new contiguous tensor of ``shape`` and ``dtype`` with uninitialized memory."""
-    # `shape` comes from a validated tensor or creation argument: a tuple of non-negative ints.
-    storage = Storage._allocate_default(math.prod(shape) * dtype.itemsize, fn)
-    return Tensor._make(storage, shape, S.contiguous_strides_of_valid_shape(shape), 0, dtype)
+    return Tensor._empty(shape, dtype, fn)
 
 
 _MAX_DIMS = lib.tt_max_dims()
@@ -80,7 +79,7 @@ def _python_scalar(value: Any, fn: str) -> bool | int | float:
     raise TypeError(f"{fn}: expected a number, got {type(value).__name__}")
 
 
-class Tensor(ViewOps, TensorImpl):
+class Tensor(ViewOps, ElementwiseOps, TensorImpl):
     """An n-dimensional array of one dtype over reference-counted storage.
 
     Make tensors with :func:`t_tensor.tensor`, :func:`t_tensor.zeros`, :func:`t_tensor.from_numpy`

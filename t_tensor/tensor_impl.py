@@ -17,6 +17,8 @@ both the metadata and the operations, which keeps creating a tensor cheap.
 
 from __future__ import annotations
 
+import math
+
 from t_tensor import strides as S
 from t_tensor.dtypes import DType
 from t_tensor.storage import Storage
@@ -47,6 +49,13 @@ class TensorImpl:
         self._offset = offset
         self._dtype = dtype
         return self
+
+    @classmethod
+    def _empty(cls, shape: tuple[int, ...], dtype: DType, fn: str = "empty"):
+        """A new contiguous tensor with uninitialized memory. `shape` must already be a valid
+        tuple of non-negative ints (it comes from a tensor or a checked argument)."""
+        storage = Storage._allocate_default(math.prod(shape) * dtype.itemsize, fn)
+        return cls._make(storage, shape, S.contiguous_strides_of_valid_shape(shape), 0, dtype)
 
     # ------------------------------------------------------------------ metadata
 

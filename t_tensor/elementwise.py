@@ -1,0 +1,769 @@
+"""Elementwise operations: broadcasting, type promotion and the C kernels behind ``+ - * /`` and friends.
+
+Every call does the same four steps, in Python, before one C call does the work:
+
+1. **Promote.** The compute dtype is :func:`t_tensor.result_type` of the operands, PyTorch's rule:
+   a Python float does not upcast a float32 tensor, ``int8_tensor + 1000`` stays int8, and
+   ``int_tensor / 2`` is a float. Operands of another dtype are converted first.
+2. **Broadcast.** The output shape is the broadcast of the inputs' shapes; each input is viewed at
+   that shape with stride 0 along repeated dimensions (no copy). A Python number becomes a 0-d
+   tensor, which broadcasts the same way.
+3. **Allocate.** A fresh contiguous output, or the caller's ``out=`` tensor (an in-place op is an
+   op whose ``out`` is its first operand).
+4. **Run.** ``tt_binary`` / ``tt_unary`` in C loop over the strided operands
+   (``csrc/src/kernels/elementwise.c``).
+
+>>> import t_tensor as tt
+>>> x = tt.tensor([[1, 2, 3]], dtype=tt.int8)
+>>> (x + 1000).tolist(), (x / 2).dtype, (x * tt.tensor([[1], [2]])).shape
+([[-23, -22, -21]], t_tensor.float32, (2, 3))
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from t_tensor import dtypes
+from t_tensor import strides as S
+from t_tensor._capi import check, lib
+from t_tensor.dtypes import DType
+from t_tensor.tensor_impl import TensorImpl
+
+__all__ = [
+    # binary
+    "add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "pow", "maximum", "minimum",
+    "atan2", "bitwise_and", "bitwise_or", "bitwise_xor", "eq", "ne", "lt", "le", "gt", "ge",
+    "logical_and", "logical_or", "logical_xor",
+    # unary
+    "neg", "negative", "abs", "sign", "square", "relu", "exp", "expm1", "log", "log1p", "log2", "log10",
+    "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+    "asinh", "acosh", "atanh", "floor", "ceil", "round", "trunc", "sigmoid", "erf", "bitwise_not",
+    "logical_not", "isnan", "isinf", "isfinite",
+]
+
+
+class _Op(NamedTuple):
+    """What an op takes and gives. ``takes``: the dtypes its kernel accepts after promotion
+    ("all", "numeric" = no bool, "integral" = bool and integers, "float"); ``gives``: "same"
+    (the compute dtype), "float" (integers are promoted to the default float dtype first) or
+    "bool" (predicates)."""
+
+    code: int
+    takes: str
+    gives: str
+
+
+_BINARY = {
+    "add": _Op(lib.TT_ADD, "all", "same"),
+    "sub": _Op(lib.TT_SUB, "numeric", "same"),
+    "mul": _Op(lib.TT_MUL, "all", "same"),
+    "div": _Op(lib.TT_DIV, "float", "float"),
+    "floor_divide": _Op(lib.TT_FLOOR_DIVIDE, "numeric", "same"),
+    "remainder": _Op(lib.TT_REMAINDER, "numeric", "same"),
+    "pow": _Op(lib.TT_POW, "numeric", "same"),
+    "maximum": _Op(lib.TT_MAXIMUM, "all", "same"),
+    "minimum": _Op(lib.TT_MINIMUM, "all", "same"),
+    "atan2": _Op(lib.TT_ATAN2, "float", "float"),
+    "bitwise_and": _Op(lib.TT_BITWISE_AND, "integral", "same"),
+    "bitwise_or": _Op(lib.TT_BITWISE_OR, "integral", "same"),
+    "bitwise_xor": _Op(lib.TT_BITWISE_XOR, "integral", "same"),
+    "eq": _Op(lib.TT_EQ, "all", "bool"),
+    "ne": _Op(lib.TT_NE, "all", "bool"),
+    "lt": _Op(lib.TT_LT, "all", "bool"),
+    "le": _Op(lib.TT_LE, "all", "bool"),
+    "gt": _Op(lib.TT_GT, "all", "bool"),
+    "ge": _Op(lib.TT_GE, "all", "bool"),
+    "logical_and": _Op(lib.TT_LOGICAL_AND, "all", "bool"),
+    "logical_or": _Op(lib.TT_LOGICAL_OR, "all", "bool"),
+    "logical_xor": _Op(lib.TT_LOGICAL_XOR, "all", "bool"),
+}
+
+# Unary ops of "float" kind compute integers and bools in the default float dtype, as PyTorch.
+_UNARY = {
+    "neg": _Op(lib.TT_NEG, "numeric", "same"),
+    "abs": _Op(lib.TT_ABS, "numeric", "same"),
+    "sign": _Op(lib.TT_SIGN, "all", "same"),
+    "square": _Op(lib.TT_SQUARE, "numeric", "same"),
+    "relu": _Op(lib.TT_RELU, "numeric", "same"),
+    "floor": _Op(lib.TT_FLOOR, "numeric", "same"),
+    "ceil": _Op(lib.TT_CEIL, "numeric", "same"),
+    "round": _Op(lib.TT_ROUND, "numeric", "same"),
+    "trunc": _Op(lib.TT_TRUNC, "numeric", "same"),
+    "bitwise_not": _Op(lib.TT_BITWISE_NOT, "integral", "same"),
+    "logical_not": _Op(lib.TT_LOGICAL_NOT, "all", "bool"),
+    "isnan": _Op(lib.TT_ISNAN, "all", "bool"),
+    "isinf": _Op(lib.TT_ISINF, "all", "bool"),
+    "isfinite": _Op(lib.TT_ISFINITE, "all", "bool"),
+}
+for _name, _code in [
+    ("exp", lib.TT_EXP), ("expm1", lib.TT_EXPM1), ("log", lib.TT_LOG), ("log1p", lib.TT_LOG1P),
+    ("log2", lib.TT_LOG2), ("log10", lib.TT_LOG10), ("sqrt", lib.TT_SQRT), ("rsqrt", lib.TT_RSQRT),
+    ("reciprocal", lib.TT_RECIPROCAL), ("sin", lib.TT_SIN), ("cos", lib.TT_COS), ("tan", lib.TT_TAN),
+    ("asin", lib.TT_ASIN), ("acos", lib.TT_ACOS), ("atan", lib.TT_ATAN), ("sinh", lib.TT_SINH),
+    ("cosh", lib.TT_COSH), ("tanh", lib.TT_TANH), ("asinh", lib.TT_ASINH), ("acosh", lib.TT_ACOSH),
+    ("atanh", lib.TT_ATANH), ("sigmoid", lib.TT_SIGMOID), ("erf", lib.TT_ERF),
+]:
+    _UNARY[_name] = _Op(_code, "float", "float")
+
+# Integer inputs of these give their own values back (PyTorch: floor of an int is the int).
+_IDENTITY_ON_INTEGERS = {"floor", "ceil", "round", "trunc"}
+
+# PyTorch's own words for the bool cases it refuses.
+_BOOL_ERRORS = {
+    "sub": "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+    "`logical_xor()` operator instead.",
+    "neg": "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
+    "a mask, use the `~` or `logical_not()` operator instead.",
+    "relu": "Boolean inputs not supported for relu",
+}
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+# ---------------------------------------------------------------------- the four steps
+
+
+def _operand(value: Any, fn: str) -> Any:
+    """A tensor or a Python number; NumPy numbers become Python numbers, arrays become tensors."""
+    if isinstance(value, TensorImpl):
+        return value
+    if isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+        return value.item()
+    if isinstance(value, np.ndarray):
+        from t_tensor.creation import as_tensor
+
+        return as_tensor(value)
+    raise TypeError(f"{fn}: unsupported operand type {type(value).__name__}")
+
+
+def _compute_dtype(fn: str, op: _Op, dtype: DType) -> DType:
+    """Check that the op takes `dtype` (after promotion); give the dtype it computes in."""
+    if op.gives == "float" and not dtype.is_floating_point:
+        return dtypes.get_default_dtype()
+    if dtype is dtypes.bool and op.takes in ("numeric", "float"):
+        if fn in _BOOL_ERRORS:
+            raise RuntimeError(f"{fn}: {_BOOL_ERRORS[fn]}")
+        raise TypeError(f"{fn}: not implemented for bool tensors")
+    if dtype.is_floating_point and op.takes == "integral":
+        raise TypeError(f"{fn}: only integer and bool tensors are supported, got {dtype.name}")
+    return dtype
+
+
+def _as_input(value: Any, dtype: DType, shape: tuple[int, ...], template: TensorImpl, fn: str):
+    """`value` as a tensor of `dtype` and the strides that show it at `shape` (no copy of data,
+    except a dtype conversion). Returns (tensor, strides); the tensor keeps the data alive."""
+    if isinstance(value, TensorImpl):
+        if value._dtype is not dtype:
+            value = value.to(dtype)
+        if value._shape == shape:
+            return value, value._strides
+        return value, S.expand_strides(value._shape, value._strides, shape, fn=fn)
+    if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
+        raise RuntimeError(f"{fn}: Overflow when unpacking long: {value} does not fit in int64")
+    scalar = type(template)._empty((), dtype, fn)._fill_unchecked(value)  # converts like a cast (wraps)
+    return scalar, (0,) * len(shape)
+
+
+def _aliases_safely(out: TensorImpl, tensor: TensorImpl, strides: tuple[int, ...]) -> bool:
+    """True when writing `out` cannot clobber an element of `tensor` before it is read: they share
+    no bytes, or they are the same elements in the same order (then each element is read just
+    before it is written, which is how in-place ops work)."""
+    if not out._overlaps(tensor):
+        return True
+    return tensor._offset == out._offset and strides == out._strides and tensor._dtype is out._dtype
+
+
+def _output(fn: str, shape: tuple[int, ...], dtype: DType, out: Any, template: TensorImpl, inputs) -> tuple:
+    """The tensor the kernel writes, and the `out` tensor to copy it into afterwards (or None)."""
+    if out is None:
+        return type(template)._empty(shape, dtype, fn), None
+    if not isinstance(out, TensorImpl):
+        raise TypeError(f"{fn}: out must be a Tensor, got {type(out).__name__}")
+    if out._shape != shape:
+        raise RuntimeError(
+            f"{fn}: output with shape {list(out._shape)} doesn't match the broadcast shape {list(shape)}"
+        )
+    if not dtypes.can_cast(dtype, out._dtype):
+        raise RuntimeError(f"{fn}: result type {dtype.name} can't be cast to the desired output type {out._dtype.name}")
+    out._check_writable(fn)
+    if out._dtype is dtype and all(_aliases_safely(out, t, s) for t, s in inputs):
+        return out, None
+    return type(template)._empty(shape, dtype, fn), out
+
+
+def binary(fn: str, a: Any, b: Any, out: Any = None) -> Any:
+    """Run the binary op `fn` ("add", "lt", ...) with broadcasting, promotion and optional `out`."""
+    op = _BINARY[fn]
+    a, b = _operand(a, fn), _operand(b, fn)
+    template = a if isinstance(a, TensorImpl) else b
+    if not isinstance(template, TensorImpl):
+        raise TypeError(f"{fn}: expected at least one tensor operand")
+    if fn == "pow" and type(b) is int and b < 0 and not dtypes.result_type(a, b).is_floating_point:
+        raise RuntimeError(f"{fn}: Integers to negative integer powers are not allowed.")
+    dtype = _compute_dtype(fn, op, dtypes.result_type(a, b))
+    shape_a = a._shape if isinstance(a, TensorImpl) else ()
+    shape_b = b._shape if isinstance(b, TensorImpl) else ()
+    shape = shape_a if shape_a == shape_b else S.broadcast_shapes(shape_a, shape_b, fn=fn)
+    a, a_strides = _as_input(a, dtype, shape, template, fn)
+    b, b_strides = _as_input(b, dtype, shape, template, fn)
+    result_dtype = dtypes.bool if op.gives == "bool" else dtype
+    result, copy_to = _output(fn, shape, result_dtype, out, template, ((a, a_strides), (b, b_strides)))
+    status = lib.tt_binary(
+        op.code, len(shape), shape, a.data_ptr(), a_strides, b.data_ptr(), b_strides,
+        result.data_ptr(), result._strides, dtype.code,
+    )
+    check(status, fn)
+    return result if copy_to is None else copy_to.copy_(result)
+
+
+def unary(fn: str, x: Any, out: Any = None) -> Any:
+    """Run the unary op `fn` ("exp", "isnan", ...) with promotion and optional `out`."""
+    op = _UNARY[fn]
+    if not isinstance(x, TensorImpl):
+        raise TypeError(f"{fn}: expected a Tensor, got {type(x).__name__}")
+    dtype = _compute_dtype(fn, op, x._dtype)
+    if fn in _IDENTITY_ON_INTEGERS and dtype.kind in "iu":
+        result = x.clone()
+        return result if out is None else out.copy_(result)
+    x, x_strides = _as_input(x, dtype, x._shape, x, fn)
+    result_dtype = dtypes.bool if op.gives == "bool" else dtype
+    result, copy_to = _output(fn, x._shape, result_dtype, out, x, ((x, x_strides),))
+    status = lib.tt_unary(op.code, len(x._shape), x._shape, x.data_ptr(), x_strides, result.data_ptr(),
+                          result._strides, dtype.code)
+    check(status, fn)
+    return result if copy_to is None else copy_to.copy_(result)
+
+
+# ---------------------------------------------------------------------- binary functions
+
+
+def add(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Any:
+    """``input + alpha * other``, broadcast.
+
+    >>> import t_tensor as tt
+    >>> tt.add(tt.tensor([1, 2]), tt.tensor([[10], [20]])).tolist()
+    [[11, 12], [21, 22]]
+    """
+    if alpha != 1:
+        other = binary("mul", other, alpha) if isinstance(other, TensorImpl) else other * alpha
+    return binary("add", input, other, out)
+
+
+def sub(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Any:
+    """``input - alpha * other``, broadcast.
+
+    >>> import t_tensor as tt
+    >>> tt.sub(tt.tensor([5.0, 6.0]), 1.5).tolist()
+    [3.5, 4.5]
+    """
+    if alpha != 1:
+        other = binary("mul", other, alpha) if isinstance(other, TensorImpl) else other * alpha
+    return binary("sub", input, other, out)
+
+
+def mul(input: Any, other: Any, *, out: Any = None) -> Any:
+    """``input * other``, broadcast."""
+    return binary("mul", input, other, out)
+
+
+def div(input: Any, other: Any, *, out: Any = None) -> Any:
+    """True division; integers give the default float dtype.
+
+    >>> import t_tensor as tt
+    >>> tt.div(tt.tensor([3, 4]), 2).tolist()
+    [1.5, 2.0]
+    """
+    return binary("div", input, other, out)
+
+
+true_divide = div
+
+
+def floor_divide(input: Any, other: Any, *, out: Any = None) -> Any:
+    """Division rounded toward negative infinity (Python's ``//``).
+
+    >>> import t_tensor as tt
+    >>> tt.floor_divide(tt.tensor([7, -7]), 2).tolist()
+    [3, -4]
+    """
+    return binary("floor_divide", input, other, out)
+
+
+def remainder(input: Any, other: Any, *, out: Any = None) -> Any:
+    """Remainder with the divisor's sign (Python's ``%``).
+
+    >>> import t_tensor as tt
+    >>> tt.remainder(tt.tensor([7, -7]), 3).tolist()
+    [1, 2]
+    """
+    return binary("remainder", input, other, out)
+
+
+def pow(input: Any, exponent: Any, *, out: Any = None) -> Any:
+    """``input ** exponent``.
+
+    >>> import t_tensor as tt
+    >>> tt.pow(tt.tensor([2, 3]), 3).tolist(), tt.pow(2, tt.tensor([0.5])).dtype
+    ([8, 27], t_tensor.float32)
+    """
+    return binary("pow", input, exponent, out)
+
+
+def maximum(input: Any, other: Any, *, out: Any = None) -> Any:
+    """The larger of each pair; NaN wins (propagates)."""
+    return binary("maximum", input, other, out)
+
+
+def minimum(input: Any, other: Any, *, out: Any = None) -> Any:
+    """The smaller of each pair; NaN wins (propagates)."""
+    return binary("minimum", input, other, out)
+
+
+def atan2(input: Any, other: Any, *, out: Any = None) -> Any:
+    """The angle of the point (other, input), in radians."""
+    return binary("atan2", input, other, out)
+
+
+def bitwise_and(input: Any, other: Any, *, out: Any = None) -> Any:
+    """Bitwise AND of integer or bool tensors (logical AND for bool)."""
+    return binary("bitwise_and", input, other, out)
+
+
+def bitwise_or(input: Any, other: Any, *, out: Any = None) -> Any:
+    """Bitwise OR of integer or bool tensors."""
+    return binary("bitwise_or", input, other, out)
+
+
+def bitwise_xor(input: Any, other: Any, *, out: Any = None) -> Any:
+    """Bitwise XOR of integer or bool tensors."""
+    return binary("bitwise_xor", input, other, out)
+
+
+def eq(input: Any, other: Any, *, out: Any = None) -> Any:
+    """Elementwise ``==`` as a bool tensor.
+
+    >>> import t_tensor as tt
+    >>> tt.eq(tt.tensor([1, 2]), 2).tolist()
+    [False, True]
+    """
+    return binary("eq", input, other, out)
+
+
+def ne(input: Any, other: Any, *, out: Any = None) -> Any:
+    """Elementwise ``!=`` as a bool tensor."""
+    return binary("ne", input, other, out)
+
+
+def lt(input: Any, other: Any, *, out: Any = None) -> Any:
+    """Elementwise ``<`` as a bool tensor."""
+    return binary("lt", input, other, out)
+
+
+def le(input: Any, other: Any, *, out: Any = None) -> Any:
+    """Elementwise ``<=`` as a bool tensor."""
+    return binary("le", input, other, out)
+
+
+def gt(input: Any, other: Any, *, out: Any = None) -> Any:
+    """Elementwise ``>`` as a bool tensor."""
+    return binary("gt", input, other, out)
+
+
+def ge(input: Any, other: Any, *, out: Any = None) -> Any:
+    """Elementwise ``>=`` as a bool tensor."""
+    return binary("ge", input, other, out)
+
+
+def logical_and(input: Any, other: Any, *, out: Any = None) -> Any:
+    """True where both are nonzero."""
+    return binary("logical_and", input, other, out)
+
+
+def logical_or(input: Any, other: Any, *, out: Any = None) -> Any:
+    """True where either is nonzero."""
+    return binary("logical_or", input, other, out)
+
+
+def logical_xor(input: Any, other: Any, *, out: Any = None) -> Any:
+    """True where exactly one is nonzero."""
+    return binary("logical_xor", input, other, out)
+
+
+# ---------------------------------------------------------------------- unary functions
+
+
+def neg(input: Any, *, out: Any = None) -> Any:
+    """``-input`` (integers wrap: -(-128) is -128 in int8)."""
+    return unary("neg", input, out)
+
+
+negative = neg
+
+
+def abs(input: Any, *, out: Any = None) -> Any:
+    """Absolute value.
+
+    >>> import t_tensor as tt
+    >>> tt.abs(tt.tensor([-1.5, 2.0])).tolist()
+    [1.5, 2.0]
+    """
+    return unary("abs", input, out)
+
+
+def sign(input: Any, *, out: Any = None) -> Any:
+    """-1, 0 or 1 by the sign (NaN stays NaN)."""
+    return unary("sign", input, out)
+
+
+def square(input: Any, *, out: Any = None) -> Any:
+    """``input * input``; bool gives int64, as in PyTorch."""
+    if isinstance(input, TensorImpl) and input._dtype is dtypes.bool:
+        input = input.to(dtypes.int64)
+    return unary("square", input, out)
+
+
+def relu(input: Any, *, out: Any = None) -> Any:
+    """``max(input, 0)``, keeping NaN.
+
+    >>> import t_tensor as tt
+    >>> tt.relu(tt.tensor([-1.0, 2.0])).tolist()
+    [0.0, 2.0]
+    """
+    return unary("relu", input, out)
+
+
+def exp(input: Any, *, out: Any = None) -> Any:
+    """e to the power of each element; integers give the default float dtype.
+
+    >>> import t_tensor as tt
+    >>> tt.exp(tt.tensor([0, 1])).tolist()
+    [1.0, 2.7182817459106445]
+    """
+    return unary("exp", input, out)
+
+
+def expm1(input: Any, *, out: Any = None) -> Any:
+    """``exp(x) - 1``, accurate near 0."""
+    return unary("expm1", input, out)
+
+
+def log(input: Any, *, out: Any = None) -> Any:
+    """Natural logarithm."""
+    return unary("log", input, out)
+
+
+def log1p(input: Any, *, out: Any = None) -> Any:
+    """``log(1 + x)``, accurate near 0."""
+    return unary("log1p", input, out)
+
+
+def log2(input: Any, *, out: Any = None) -> Any:
+    """Base-2 logarithm."""
+    return unary("log2", input, out)
+
+
+def log10(input: Any, *, out: Any = None) -> Any:
+    """Base-10 logarithm."""
+    return unary("log10", input, out)
+
+
+def sqrt(input: Any, *, out: Any = None) -> Any:
+    """Square root (NaN for negative numbers)."""
+    return unary("sqrt", input, out)
+
+
+def rsqrt(input: Any, *, out: Any = None) -> Any:
+    """``1 / sqrt(x)``."""
+    return unary("rsqrt", input, out)
+
+
+def reciprocal(input: Any, *, out: Any = None) -> Any:
+    """``1 / x``; integers give the default float dtype."""
+    return unary("reciprocal", input, out)
+
+
+def sin(input: Any, *, out: Any = None) -> Any:
+    """Sine (radians)."""
+    return unary("sin", input, out)
+
+
+def cos(input: Any, *, out: Any = None) -> Any:
+    """Cosine (radians)."""
+    return unary("cos", input, out)
+
+
+def tan(input: Any, *, out: Any = None) -> Any:
+    """Tangent (radians)."""
+    return unary("tan", input, out)
+
+
+def asin(input: Any, *, out: Any = None) -> Any:
+    """Inverse sine."""
+    return unary("asin", input, out)
+
+
+def acos(input: Any, *, out: Any = None) -> Any:
+    """Inverse cosine."""
+    return unary("acos", input, out)
+
+
+def atan(input: Any, *, out: Any = None) -> Any:
+    """Inverse tangent."""
+    return unary("atan", input, out)
+
+
+def sinh(input: Any, *, out: Any = None) -> Any:
+    """Hyperbolic sine."""
+    return unary("sinh", input, out)
+
+
+def cosh(input: Any, *, out: Any = None) -> Any:
+    """Hyperbolic cosine."""
+    return unary("cosh", input, out)
+
+
+def tanh(input: Any, *, out: Any = None) -> Any:
+    """Hyperbolic tangent."""
+    return unary("tanh", input, out)
+
+
+def asinh(input: Any, *, out: Any = None) -> Any:
+    """Inverse hyperbolic sine."""
+    return unary("asinh", input, out)
+
+
+def acosh(input: Any, *, out: Any = None) -> Any:
+    """Inverse hyperbolic cosine."""
+    return unary("acosh", input, out)
+
+
+def atanh(input: Any, *, out: Any = None) -> Any:
+    """Inverse hyperbolic tangent."""
+    return unary("atanh", input, out)
+
+
+def floor(input: Any, *, out: Any = None) -> Any:
+    """Round down; integers are returned as they are."""
+    return unary("floor", input, out)
+
+
+def ceil(input: Any, *, out: Any = None) -> Any:
+    """Round up; integers are returned as they are."""
+    return unary("ceil", input, out)
+
+
+def round(input: Any, *, out: Any = None) -> Any:
+    """Round to the nearest integer, halves to even (as PyTorch and NumPy).
+
+    >>> import t_tensor as tt
+    >>> tt.round(tt.tensor([0.5, 1.5, 2.5, -0.5])).tolist()
+    [0.0, 2.0, 2.0, -0.0]
+    """
+    return unary("round", input, out)
+
+
+def trunc(input: Any, *, out: Any = None) -> Any:
+    """Round toward zero."""
+    return unary("trunc", input, out)
+
+
+def sigmoid(input: Any, *, out: Any = None) -> Any:
+    """``1 / (1 + exp(-x))``."""
+    return unary("sigmoid", input, out)
+
+
+def erf(input: Any, *, out: Any = None) -> Any:
+    """The error function."""
+    return unary("erf", input, out)
+
+
+def bitwise_not(input: Any, *, out: Any = None) -> Any:
+    """``~x`` for integers, logical not for bool."""
+    return unary("bitwise_not", input, out)
+
+
+def logical_not(input: Any, *, out: Any = None) -> Any:
+    """True where the element is zero."""
+    return unary("logical_not", input, out)
+
+
+def isnan(input: Any, *, out: Any = None) -> Any:
+    """True where the element is NaN."""
+    return unary("isnan", input, out)
+
+
+def isinf(input: Any, *, out: Any = None) -> Any:
+    """True where the element is +inf or -inf."""
+    return unary("isinf", input, out)
+
+
+def isfinite(input: Any, *, out: Any = None) -> Any:
+    """True where the element is neither infinite nor NaN."""
+    return unary("isfinite", input, out)
+
+
+# ---------------------------------------------------------------------- Tensor methods and operators
+
+
+class ElementwiseOps:
+    """Operators and methods mixed into :class:`~t_tensor.tensor.Tensor`.
+
+    Reflected operators (``2 - t``) swap the operands; in-place ones (``t += 1``, ``t.add_(1)``)
+    pass the tensor itself as ``out``, so the result must keep its shape and dtype.
+    """
+
+    __slots__ = ()
+    __array_priority__ = 1000  # NumPy defers to our reflected operators: ndarray + Tensor is a Tensor
+
+    # arithmetic
+    def __add__(self, other): return binary("add", self, other)
+    def __radd__(self, other): return binary("add", other, self)
+    def __iadd__(self, other): return binary("add", self, other, self)
+    def __sub__(self, other): return binary("sub", self, other)
+    def __rsub__(self, other): return binary("sub", other, self)
+    def __isub__(self, other): return binary("sub", self, other, self)
+    def __mul__(self, other): return binary("mul", self, other)
+    def __rmul__(self, other): return binary("mul", other, self)
+    def __imul__(self, other): return binary("mul", self, other, self)
+    def __truediv__(self, other): return binary("div", self, other)
+    def __rtruediv__(self, other): return binary("div", other, self)
+    def __itruediv__(self, other): return binary("div", self, other, self)
+    def __floordiv__(self, other): return binary("floor_divide", self, other)
+    def __rfloordiv__(self, other): return binary("floor_divide", other, self)
+    def __ifloordiv__(self, other): return binary("floor_divide", self, other, self)
+    def __mod__(self, other): return binary("remainder", self, other)
+    def __rmod__(self, other): return binary("remainder", other, self)
+    def __imod__(self, other): return binary("remainder", self, other, self)
+    def __pow__(self, other): return binary("pow", self, other)
+    def __rpow__(self, other): return binary("pow", other, self)
+    def __ipow__(self, other): return binary("pow", self, other, self)
+    def __neg__(self): return unary("neg", self)
+    def __pos__(self): return self
+    def __abs__(self): return unary("abs", self)
+
+    # bits and logic
+    def __and__(self, other): return binary("bitwise_and", self, other)
+    def __rand__(self, other): return binary("bitwise_and", other, self)
+    def __iand__(self, other): return binary("bitwise_and", self, other, self)
+    def __or__(self, other): return binary("bitwise_or", self, other)
+    def __ror__(self, other): return binary("bitwise_or", other, self)
+    def __ior__(self, other): return binary("bitwise_or", self, other, self)
+    def __xor__(self, other): return binary("bitwise_xor", self, other)
+    def __rxor__(self, other): return binary("bitwise_xor", other, self)
+    def __ixor__(self, other): return binary("bitwise_xor", self, other, self)
+
+    def __invert__(self):
+        if self._dtype.is_floating_point:
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+        return unary("bitwise_not", self)
+
+    # comparisons return bool tensors, so a tensor is hashed by identity (as in PyTorch)
+    def __eq__(self, other): return binary("eq", self, other)  # type: ignore[override]
+    def __ne__(self, other): return binary("ne", self, other)  # type: ignore[override]
+    def __lt__(self, other): return binary("lt", self, other)
+    def __le__(self, other): return binary("le", self, other)
+    def __gt__(self, other): return binary("gt", self, other)
+    def __ge__(self, other): return binary("ge", self, other)
+    __hash__ = object.__hash__
+
+    # methods, binary
+    def add(self, other, *, alpha=1, out=None): return add(self, other, alpha=alpha, out=out)
+    def sub(self, other, *, alpha=1, out=None): return sub(self, other, alpha=alpha, out=out)
+    def mul(self, other, *, out=None): return binary("mul", self, other, out)
+    def div(self, other, *, out=None): return binary("div", self, other, out)
+    true_divide = div
+    def floor_divide(self, other, *, out=None): return binary("floor_divide", self, other, out)
+    def remainder(self, other, *, out=None): return binary("remainder", self, other, out)
+    def pow(self, exponent, *, out=None): return binary("pow", self, exponent, out)
+    def maximum(self, other, *, out=None): return binary("maximum", self, other, out)
+    def minimum(self, other, *, out=None): return binary("minimum", self, other, out)
+    def atan2(self, other, *, out=None): return binary("atan2", self, other, out)
+    def bitwise_and(self, other, *, out=None): return binary("bitwise_and", self, other, out)
+    def bitwise_or(self, other, *, out=None): return binary("bitwise_or", self, other, out)
+    def bitwise_xor(self, other, *, out=None): return binary("bitwise_xor", self, other, out)
+    def eq(self, other, *, out=None): return binary("eq", self, other, out)
+    def ne(self, other, *, out=None): return binary("ne", self, other, out)
+    def lt(self, other, *, out=None): return binary("lt", self, other, out)
+    def le(self, other, *, out=None): return binary("le", self, other, out)
+    def gt(self, other, *, out=None): return binary("gt", self, other, out)
+    def ge(self, other, *, out=None): return binary("ge", self, other, out)
+    def logical_and(self, other, *, out=None): return binary("logical_and", self, other, out)
+    def logical_or(self, other, *, out=None): return binary("logical_or", self, other, out)
+    def logical_xor(self, other, *, out=None): return binary("logical_xor", self, other, out)
+
+    # methods, binary in place
+    def add_(self, other, *, alpha=1): return add(self, other, alpha=alpha, out=self)
+    def sub_(self, other, *, alpha=1): return sub(self, other, alpha=alpha, out=self)
+    def mul_(self, other): return binary("mul", self, other, self)
+    def div_(self, other): return binary("div", self, other, self)
+    def floor_divide_(self, other): return binary("floor_divide", self, other, self)
+    def remainder_(self, other): return binary("remainder", self, other, self)
+    def pow_(self, exponent): return binary("pow", self, exponent, self)
+
+    # methods, unary (and their in-place forms)
+    def neg(self, *, out=None): return unary("neg", self, out)
+    negative = neg
+    def abs(self, *, out=None): return unary("abs", self, out)
+    def sign(self, *, out=None): return unary("sign", self, out)
+    def square(self, *, out=None): return square(self, out=out)
+    def relu(self, *, out=None): return unary("relu", self, out)
+    def exp(self, *, out=None): return unary("exp", self, out)
+    def expm1(self, *, out=None): return unary("expm1", self, out)
+    def log(self, *, out=None): return unary("log", self, out)
+    def log1p(self, *, out=None): return unary("log1p", self, out)
+    def log2(self, *, out=None): return unary("log2", self, out)
+    def log10(self, *, out=None): return unary("log10", self, out)
+    def sqrt(self, *, out=None): return unary("sqrt", self, out)
+    def rsqrt(self, *, out=None): return unary("rsqrt", self, out)
+    def reciprocal(self, *, out=None): return unary("reciprocal", self, out)
+    def sin(self, *, out=None): return unary("sin", self, out)
+    def cos(self, *, out=None): return unary("cos", self, out)
+    def tan(self, *, out=None): return unary("tan", self, out)
+    def asin(self, *, out=None): return unary("asin", self, out)
+    def acos(self, *, out=None): return unary("acos", self, out)
+    def atan(self, *, out=None): return unary("atan", self, out)
+    def sinh(self, *, out=None): return unary("sinh", self, out)
+    def cosh(self, *, out=None): return unary("cosh", self, out)
+    def tanh(self, *, out=None): return unary("tanh", self, out)
+    def asinh(self, *, out=None): return unary("asinh", self, out)
+    def acosh(self, *, out=None): return unary("acosh", self, out)
+    def atanh(self, *, out=None): return unary("atanh", self, out)
+    def floor(self, *, out=None): return unary("floor", self, out)
+    def ceil(self, *, out=None): return unary("ceil", self, out)
+    def round(self, *, out=None): return unary("round", self, out)
+    def trunc(self, *, out=None): return unary("trunc", self, out)
+    def sigmoid(self, *, out=None): return unary("sigmoid", self, out)
+    def erf(self, *, out=None): return unary("erf", self, out)
+    def bitwise_not(self, *, out=None): return unary("bitwise_not", self, out)
+    def logical_not(self, *, out=None): return unary("logical_not", self, out)
+    def isnan(self): return unary("isnan", self)
+    def isinf(self): return unary("isinf", self)
+    def isfinite(self): return unary("isfinite", self)
+
+    def neg_(self): return unary("neg", self, self)
+    def abs_(self): return unary("abs", self, self)
+    def sign_(self): return unary("sign", self, self)
+    def square_(self): return square(self, out=self)
+    def relu_(self): return unary("relu", self, self)
+    def exp_(self): return unary("exp", self, self)
+    def expm1_(self): return unary("expm1", self, self)
+    def log_(self): return unary("log", self, self)
+    def log1p_(self): return unary("log1p", self, self)
+    def log2_(self): return unary("log2", self, self)
+    def log10_(self): return unary("log10", self, self)
+    def sqrt_(self): return unary("sqrt", self, self)
+    def rsqrt_(self): return unary("rsqrt", self, self)
+    def reciprocal_(self): return unary("reciprocal", self, self)
+    def sin_(self): return unary("sin", self, self)
+    def cos_(self): return unary("cos", self, self)
+    def tan_(self): return unary("tan", self, self)
+    def tanh_(self): return unary("tanh", self, self)
+    def sigmoid_(self): return unary("sigmoid", self, self)
+    def floor_(self): return unary("floor", self, self)
+    def ceil_(self): return unary("ceil", self, self)
+    def round_(self): return unary("round", self, self)
+    def trunc_(self): return unary("trunc", self, self)
