@@ -1,0 +1,137 @@
+/*
+ * test_elementwise.c: every elementwise kernel, every dtype it accepts, on edge values.
+ *
+ * Values (PyTorch-checked) are tested from Python; this file is for what only the sanitizers
+ * can see: each (op, dtype) row function runs on the values where C arithmetic is undefined if
+ * written carelessly (INT64_MIN / -1, INT_MIN negated, shifts of negatives, NaN to int), in the
+ * contiguous, broadcast-scalar and strided loops. Under UBSan any such slip is a report. A few
+ * exact results pin the integer semantics that are easy to get wrong.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "kernels/half.h"
+
+enum { N = 8 };
+
+/* Edge values for every dtype, written as doubles and stored by dtype (ints wrap as C casts). */
+static void fill_edges(void *buffer, int dtype, int variant) {
+    const double ints[N] = {0, 1, -1, 2, -7, 127, -128, 3};
+    const double floats[N] = {0.0, -0.0, 1.5, -2.5, NAN, INFINITY, -INFINITY, 1e-30};
+    for (int i = 0; i < N; i++) {
+        int j = (i + variant) % N;
+        switch (dtype) {
+        case TT_BOOL: ((uint8_t *)buffer)[i] = (uint8_t)(j & 1); break;
+        case TT_INT8: ((int8_t *)buffer)[i] = (int8_t)ints[j]; break;
+        case TT_INT16: ((int16_t *)buffer)[i] = j == 6 ? INT16_MIN : (int16_t)ints[j]; break;
+        case TT_INT32: ((int32_t *)buffer)[i] = j == 6 ? INT32_MIN : (int32_t)ints[j]; break;
+        case TT_INT64: ((int64_t *)buffer)[i] = j == 6 ? INT64_MIN : j == 5 ? INT64_MAX : (int64_t)ints[j]; break;
+        case TT_UINT8: ((uint8_t *)buffer)[i] = (uint8_t)(j * 37); break;
+        case TT_FLOAT16: ((uint16_t *)buffer)[i] = tt_float_to_half((float)floats[j]); break;
+        case TT_FLOAT32: ((float *)buffer)[i] = (float)floats[j]; break;
+        default: ((double *)buffer)[i] = floats[j]; break;
+        }
+    }
+}
+
+/* Runs one binary op in the three loop shapes; returns how many calls were supported. */
+static int run_binary(int op, int dtype) {
+    _Alignas(64) char a[N * 8], b[N * 8], out[N * 8];
+    fill_edges(a, dtype, 0);
+    fill_edges(b, dtype, 3);
+    const int64_t shape[1] = {N}, unit[1] = {1}, zero[1] = {0};
+    const int64_t half_shape[1] = {N / 2}, two[1] = {2};
+    uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b, po = (uintptr_t)out;
+    tt_status s1 = tt_binary(op, 1, shape, pa, unit, pb, unit, po, unit, dtype);
+    tt_status s2 = tt_binary(op, 1, shape, pa, unit, pb, zero, po, unit, dtype);
+    tt_status s3 = tt_binary(op, 1, half_shape, pa, two, pb, two, po, two, dtype);
+    if (s1 == TT_ERR_UNSUPPORTED_DTYPE) {
+        CHECK(s2 == s1 && s3 == s1, "op %d dtype %d: support must not depend on the layout", op, dtype);
+        return 0;
+    }
+    int division = op == TT_FLOOR_DIVIDE || op == TT_REMAINDER;
+    int integer = dtype != TT_FLOAT16 && dtype != TT_FLOAT32 && dtype != TT_FLOAT64;
+    tt_status expected = division && integer ? TT_ERR_ZERO_DIVISION : TT_OK;  /* b holds a 0 */
+    CHECK_STATUS(s1, expected, "contiguous loop");
+    CHECK(s2 == TT_OK || s2 == TT_ERR_ZERO_DIVISION, "broadcast loop: unexpected status %d", (int)s2);
+    CHECK(s3 == TT_OK || s3 == TT_ERR_ZERO_DIVISION, "strided loop: unexpected status %d", (int)s3);
+    return 1;
+}
+
+static int run_unary(int op, int dtype) {
+    _Alignas(64) char x[N * 8], out[N * 8];
+    fill_edges(x, dtype, 0);
+    const int64_t shape[1] = {N}, unit[1] = {1}, half_shape[1] = {N / 2}, two[1] = {2};
+    tt_status s1 = tt_unary(op, 1, shape, (uintptr_t)x, unit, (uintptr_t)out, unit, dtype);
+    tt_status s2 = tt_unary(op, 1, half_shape, (uintptr_t)x, two, (uintptr_t)out, two, dtype);
+    tt_status s3 = tt_unary(op, 1, shape, (uintptr_t)x, unit, (uintptr_t)x, unit, dtype);  /* in place */
+    if (s1 == TT_ERR_UNSUPPORTED_DTYPE) {
+        CHECK(s2 == s1 && s3 == s1, "unary op %d dtype %d: support must not depend on the layout", op, dtype);
+        return 0;
+    }
+    CHECK_STATUS(s1, TT_OK, "unary contiguous");
+    CHECK_STATUS(s2, TT_OK, "unary strided");
+    CHECK_STATUS(s3, TT_OK, "unary in place");
+    return 1;
+}
+
+static int64_t binary_i64(int op, int64_t a, int64_t b, tt_status *status) {
+    int64_t out = 0;
+    const int64_t shape[1] = {1}, unit[1] = {1};
+    *status = tt_binary(op, 1, shape, (uintptr_t)&a, unit, (uintptr_t)&b, unit, (uintptr_t)&out, unit, TT_INT64);
+    return out;
+}
+
+/* The integer cases C gets wrong by default, with PyTorch's answers. */
+static void test_integer_semantics(void) {
+    tt_status s;
+    CHECK_EQ(binary_i64(TT_FLOOR_DIVIDE, -7, 2, &s), -4, "-7 // 2");
+    CHECK_EQ(binary_i64(TT_REMAINDER, -7, 2, &s), 1, "-7 % 2");
+    CHECK_EQ(binary_i64(TT_REMAINDER, 7, -2, &s), -1, "7 % -2");
+    CHECK_EQ(binary_i64(TT_FLOOR_DIVIDE, INT64_MIN, -1, &s), INT64_MIN, "INT64_MIN // -1 wraps");
+    CHECK_EQ(binary_i64(TT_REMAINDER, INT64_MIN, -1, &s), 0, "INT64_MIN % -1");
+    CHECK_EQ(binary_i64(TT_ADD, INT64_MAX, 1, &s), INT64_MIN, "INT64_MAX + 1 wraps");
+    CHECK_EQ(binary_i64(TT_MUL, INT64_MAX, 2, &s), -2, "INT64_MAX * 2 wraps");
+    CHECK_EQ(binary_i64(TT_POW, 3, -1, &s), 0, "3 ** -1 truncates");
+    CHECK_EQ(binary_i64(TT_POW, -1, -3, &s), -1, "(-1) ** -3");
+    CHECK_EQ(binary_i64(TT_POW, 2, 62, &s), (int64_t)1 << 62, "2 ** 62");
+    binary_i64(TT_FLOOR_DIVIDE, 1, 0, &s);
+    CHECK_STATUS(s, TT_ERR_ZERO_DIVISION, "1 // 0");
+}
+
+static void test_bad_arguments(void) {
+    const int64_t shape[1] = {1}, unit[1] = {1};
+    float x = 1.0f, out;
+    CHECK_STATUS(tt_unary(TT_NUM_UNARY_OPS, 1, shape, (uintptr_t)&x, unit, (uintptr_t)&out, unit, TT_FLOAT32),
+                 TT_ERR_INVALID_ARG, "unknown unary op");
+    CHECK_STATUS(tt_binary(-1, 1, shape, (uintptr_t)&x, unit, (uintptr_t)&x, unit, (uintptr_t)&out, unit, TT_FLOAT32),
+                 TT_ERR_INVALID_ARG, "unknown binary op");
+    CHECK_STATUS(tt_unary(TT_EXP, 1, shape, (uintptr_t)&x, unit, (uintptr_t)&out, unit, 42),
+                 TT_ERR_UNSUPPORTED_DTYPE, "unknown dtype");
+    CHECK_STATUS(tt_unary(TT_EXP, 1, shape, 0, unit, (uintptr_t)&out, unit, TT_FLOAT32), TT_ERR_INVALID_ARG,
+                 "NULL input");
+    const int64_t empty[1] = {0};
+    CHECK_STATUS(tt_unary(TT_EXP, 1, empty, 0, unit, 0, unit, TT_FLOAT32), TT_OK, "empty with NULL addresses");
+}
+
+int main(void) {
+    int binary_rows = 0, unary_rows = 0;
+    for (int op = 0; op < TT_NUM_BINARY_OPS; op++) {
+        for (int dtype = 0; dtype < TT_NUM_DTYPES; dtype++) {
+            binary_rows += run_binary(op, dtype);
+        }
+    }
+    for (int op = 0; op < TT_NUM_UNARY_OPS; op++) {
+        for (int dtype = 0; dtype < TT_NUM_DTYPES; dtype++) {
+            unary_rows += run_unary(op, dtype);
+        }
+    }
+    printf("      ran %d binary and %d unary (op, dtype) kernels\n", binary_rows, unary_rows);
+    CHECK(binary_rows > 150 && unary_rows > 150, "expected most (op, dtype) pairs to be supported");
+    test_integer_semantics();
+    test_bad_arguments();
+    return check_report("test_elementwise");
+}
