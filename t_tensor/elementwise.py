@@ -111,6 +111,10 @@ for _name, _code in [
 _IDENTITY_ON_INTEGERS = {"floor", "ceil", "round", "trunc"}
 
 # PyTorch's own words for the bool cases it refuses.
+_SUB_ONE_BOOL = (
+    "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, "
+    "use the `~` or `logical_not()` operator instead."
+)
 _BOOL_ERRORS = {
     "sub": "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
     "`logical_xor()` operator instead.",
@@ -202,9 +206,16 @@ def binary(fn: str, a: Any, b: Any, out: Any = None) -> Any:
     template = a if isinstance(a, TensorImpl) else b
     if not isinstance(template, TensorImpl):
         raise TypeError(f"{fn}: expected at least one tensor operand")
-    if fn == "pow" and type(b) is int and b < 0 and not dtypes.result_type(a, b).is_floating_point:
+    promoted = dtypes.result_type(a, b)
+    if fn == "sub" and promoted is not dtypes.bool and (_is_bool(a) or _is_bool(b)):
+        raise RuntimeError(f"{fn}: {_SUB_ONE_BOOL}")  # a bool minus a number is refused too
+    if fn == "pow" and type(b) is int and b < 0 and not promoted.is_floating_point:
         raise RuntimeError(f"{fn}: Integers to negative integer powers are not allowed.")
-    dtype = _compute_dtype(fn, op, dtypes.result_type(a, b))
+    if fn == "pow" and promoted is dtypes.bool and type(b) is bool:
+        # PyTorch allows a bool tensor to a Python bool power: x ** True is x, x ** False is all
+        # True, which is exactly x OR (not exponent).
+        return binary("logical_or", a, not b, out)
+    dtype = _compute_dtype(fn, op, promoted)
     shape_a = a._shape if isinstance(a, TensorImpl) else ()
     shape_b = b._shape if isinstance(b, TensorImpl) else ()
     shape = shape_a if shape_a == shape_b else S.broadcast_shapes(shape_a, shape_b, fn=fn)
@@ -218,6 +229,22 @@ def binary(fn: str, a: Any, b: Any, out: Any = None) -> Any:
     )
     check(status, fn)
     return result if copy_to is None else copy_to.copy_(result)
+
+
+def _is_bool(value: Any) -> bool:
+    return type(value) is bool or (isinstance(value, TensorImpl) and value._dtype is dtypes.bool)
+
+
+def _scaled(fn: str, input: Any, other: Any, alpha: Any) -> Any:
+    """``alpha * other`` for add and sub, with PyTorch's checks on alpha's type."""
+    if alpha == 1 and type(alpha) is int:
+        return other
+    promoted = dtypes.result_type(_operand(input, fn), _operand(other, fn))
+    if type(alpha) is bool and promoted is not dtypes.bool:
+        raise RuntimeError(f"{fn}: Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and not promoted.is_floating_point:
+        raise RuntimeError(f"{fn}: For integral input tensors, argument alpha must not be a floating point number.")
+    return binary("mul", other, alpha) if isinstance(other, TensorImpl) else other * alpha
 
 
 def unary(fn: str, x: Any, out: Any = None) -> Any:
@@ -248,9 +275,7 @@ def add(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Any:
     >>> tt.add(tt.tensor([1, 2]), tt.tensor([[10], [20]])).tolist()
     [[11, 12], [21, 22]]
     """
-    if alpha != 1:
-        other = binary("mul", other, alpha) if isinstance(other, TensorImpl) else other * alpha
-    return binary("add", input, other, out)
+    return binary("add", input, _scaled("add", input, other, alpha), out)
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Any:
@@ -260,9 +285,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Any:
     >>> tt.sub(tt.tensor([5.0, 6.0]), 1.5).tolist()
     [3.5, 4.5]
     """
-    if alpha != 1:
-        other = binary("mul", other, alpha) if isinstance(other, TensorImpl) else other * alpha
-    return binary("sub", input, other, out)
+    return binary("sub", input, _scaled("sub", input, other, alpha), out)
 
 
 def mul(input: Any, other: Any, *, out: Any = None) -> Any:
@@ -415,7 +438,7 @@ def abs(input: Any, *, out: Any = None) -> Any:
 
 
 def sign(input: Any, *, out: Any = None) -> Any:
-    """-1, 0 or 1 by the sign (NaN stays NaN)."""
+    """-1, 0 or 1 by the sign (NaN gives 0, as in PyTorch; NumPy gives NaN)."""
     return unary("sign", input, out)
 
 
@@ -700,6 +723,7 @@ class ElementwiseOps:
     def sub_(self, other, *, alpha=1): return sub(self, other, alpha=alpha, out=self)
     def mul_(self, other): return binary("mul", self, other, self)
     def div_(self, other): return binary("div", self, other, self)
+    true_divide_ = div_
     def floor_divide_(self, other): return binary("floor_divide", self, other, self)
     def remainder_(self, other): return binary("remainder", self, other, self)
     def pow_(self, exponent): return binary("pow", self, exponent, self)
@@ -761,6 +785,15 @@ class ElementwiseOps:
     def sin_(self): return unary("sin", self, self)
     def cos_(self): return unary("cos", self, self)
     def tan_(self): return unary("tan", self, self)
+    def asin_(self): return unary("asin", self, self)
+    def acos_(self): return unary("acos", self, self)
+    def atan_(self): return unary("atan", self, self)
+    def sinh_(self): return unary("sinh", self, self)
+    def cosh_(self): return unary("cosh", self, self)
+    def asinh_(self): return unary("asinh", self, self)
+    def acosh_(self): return unary("acosh", self, self)
+    def atanh_(self): return unary("atanh", self, self)
+    def erf_(self): return unary("erf", self, self)
     def tanh_(self): return unary("tanh", self, self)
     def sigmoid_(self): return unary("sigmoid", self, self)
     def floor_(self): return unary("floor", self, self)

@@ -128,7 +128,7 @@ static inline int64_t int_pow(int64_t base, int64_t exponent) {
     }                                                                         \
     static inline CT maximum_##CT(CT a, CT b) { return isnan(a) ? a : isnan(b) ? b : a > b ? a : b; } \
     static inline CT minimum_##CT(CT a, CT b) { return isnan(a) ? a : isnan(b) ? b : a < b ? a : b; } \
-    static inline CT sign_##CT(CT x) { return isnan(x) ? x : (CT)((x > 0) - (x < 0)); }              \
+    static inline CT sign_##CT(CT x) { return (CT)((x > 0) - (x < 0)); } /* NaN -> 0, as PyTorch */  \
     static inline CT relu_##CT(CT x) { return (isnan(x) || x > 0) ? x : (CT)0; }                       \
     static inline CT sigmoid_##CT(CT x) { return (CT)1 / ((CT)1 + exp(-x)); }
 DEFINE_FLOAT_FLOOR_DIVIDE(float)
