@@ -136,8 +136,23 @@ def memory_statistics() -> None:
     show("tt.empty_cache() released bytes", tt.empty_cache())
 
 
+def elementwise_arithmetic() -> None:
+    heading("8. Elementwise operations: broadcasting and type promotion")
+    col, row = tt.tensor([[1], [2], [3]]), tt.tensor([10, 20])
+    show("(3, 1) + (2,) broadcasts to", (col + row).shape)
+    small = tt.tensor([1, 2, 3], dtype=tt.int8)
+    show("int8 + 1000 stays int8 and wraps", (small + 1000).tolist())
+    show("int8 / 2 is a float", (small / 2).tolist())
+    show("[7, -7] // 2, [7, -7] % 3", ((tt.tensor([7, -7]) // 2).tolist(), (tt.tensor([7, -7]) % 3).tolist()))
+    x = tt.linspace(-2, 2, 5)
+    show("tt.sigmoid(x) > 0.5", (tt.sigmoid(x) > 0.5).tolist())
+    before = x.data_ptr()
+    x *= 2
+    show("x *= 2 writes in place", x.data_ptr() == before)
+
+
 def main() -> None:
-    print(f"t_tensor {tt.__version__}: a tour of storage, views and memory")
+    print(f"t_tensor {tt.__version__}: a tour of storage, views, memory and elementwise operations")
     for section in (
         creating_tensors,
         views_share_storage,
@@ -146,6 +161,7 @@ def main() -> None:
         numpy_round_trip,
         dlpack_exchange,
         memory_statistics,
+        elementwise_arithmetic,
     ):
         section()
 
