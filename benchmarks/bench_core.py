@@ -51,6 +51,9 @@ def main() -> None:
     small_np = np.zeros((4, 4), dtype=np.float32)
     small_tt = tt.from_numpy(small_np)
     small_torch = torch.from_numpy(small_np) if torch else None
+    vec_np = np.ones(4, dtype=np.float32)
+    vec_tt = tt.from_numpy(vec_np)
+    vec_torch = torch.from_numpy(vec_np) if torch else None
     overhead = {
         "zeros(4)": (lambda: tt.zeros(4), lambda: np.zeros(4, np.float32), torch and (lambda: torch.zeros(4))),
         "empty((64, 64))": (
@@ -78,6 +81,11 @@ def main() -> None:
             lambda: tt.from_numpy(small_np),
             lambda: np.asarray(small_np),
             torch and (lambda: torch.from_numpy(small_np)),
+        ),
+        "a + b (4 float32)": (
+            lambda: vec_tt + vec_tt,
+            lambda: vec_np + vec_np,
+            torch and (lambda: vec_torch + vec_torch),
         ),
         "x.numpy() (4x4)": (lambda: small_tt.numpy(), lambda: small_np.view(), torch and (lambda: small_torch.numpy())),
     }
@@ -126,6 +134,18 @@ def main() -> None:
                 torch and (lambda: big_torch.to(torch.float16)),
             ),
             nbytes * 3 // 2,
+        ),
+        "a + b (4096x4096 f32, new output)": (
+            (lambda: big_tt + big_tt, lambda: big_np + big_np, torch and (lambda: big_torch + big_torch)),
+            3 * nbytes,
+        ),
+        "exp (4096x4096 f32)": (
+            (lambda: big_tt.exp(), lambda: np.exp(big_np), torch and (lambda: big_torch.exp())),
+            2 * nbytes,
+        ),
+        "a.T + b (4096x4096 f32)": (
+            (lambda: big_tt.T + big_tt, lambda: big_np.T + big_np, torch and (lambda: big_torch.T + big_torch)),
+            3 * nbytes,
         ),
         "fill_(1) (4096x4096 f32)": (
             (lambda: big_tt.fill_(1.0), lambda: big_np.fill(1.0), torch and (lambda: big_torch.fill_(1.0))),
