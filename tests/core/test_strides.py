@@ -14,16 +14,12 @@ import re
 
 import numpy as np
 import pytest
+import torch  # the test oracle, installed by the dev extra (never a runtime dependency)
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from numpy.lib.stride_tricks import as_strided
 
 from t_tensor import strides as S
-
-try:  # torch is an optional oracle; the NumPy tests never need it.
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
 
 FEW = settings(max_examples=60, deadline=None)
 SOME = settings(max_examples=150, deadline=None)
@@ -69,11 +65,6 @@ def torch_view(shape, strides, offset):
 
 def torch_layout(t):
     return tuple(t.shape), tuple(t.stride()), t.storage_offset()
-
-
-def needs_torch():
-    if torch is None:
-        pytest.skip("torch not installed")
 
 
 # --------------------------------------------------------------------------- strategies
@@ -175,7 +166,6 @@ def test_numel_and_contiguous_strides(shape):
 
 
 def test_contiguous_strides_matches_torch():
-    needs_torch()
     for shape in [(), (2, 0, 3), (0,), (1, 0), (3, 1, 4), (0, 0)]:
         assert S.contiguous_strides(shape) == torch.empty(shape).stride()
 
@@ -289,7 +279,6 @@ def test_view_strides_matches_numpy(data):
 @SOME
 @given(st.data())
 def test_view_strides_matches_torch_exactly(data):
-    needs_torch()
     shape, strides, offset = data.draw(any_layout())
     new_shape = data.draw(reshape_targets(shape))
     got = S.view_strides(shape, strides, new_shape)
@@ -638,7 +627,6 @@ def test_split_and_chunk_properties(n, k):
 
 
 def test_split_and_chunk_match_torch():
-    needs_torch()
     for n in range(0, 13):
         t = torch.empty(n)
         for k in range(1, 8):
