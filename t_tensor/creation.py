@@ -21,7 +21,7 @@ from t_tensor._capi import check, lib
 from t_tensor.dtypes import DType
 from t_tensor.interop import wrap_numpy
 from t_tensor.random import Generator, default_generator
-from t_tensor.tensor import Tensor, copy_into, empty_strided_like_shape
+from t_tensor.tensor import Tensor, copy_into
 from t_tensor.views import _shape_args
 
 __all__ = [
@@ -80,7 +80,7 @@ def empty(*size: Any, dtype: Any = None) -> Tensor:
     >>> tt.empty(2, 3).shape
     (2, 3)
     """
-    return empty_strided_like_shape(_size(size, "empty"), _dtype(dtype, dtypes.get_default_dtype(), "empty"))
+    return Tensor._empty(_size(size, "empty"), _dtype(dtype, dtypes.get_default_dtype(), "empty"))
 
 
 def zeros(*size: Any, dtype: Any = None) -> Tensor:
@@ -91,7 +91,7 @@ def zeros(*size: Any, dtype: Any = None) -> Tensor:
     [0, 0]
     """
     shape = _size(size, "zeros")
-    result = empty_strided_like_shape(shape, _dtype(dtype, dtypes.get_default_dtype(), "zeros"), "zeros")
+    result = Tensor._empty(shape, _dtype(dtype, dtypes.get_default_dtype(), "zeros"), "zeros")
     return result._fill_unchecked(0)  # a fresh tensor: nothing to re-validate
 
 
@@ -103,7 +103,7 @@ def ones(*size: Any, dtype: Any = None) -> Tensor:
     [[1.0, 1.0], [1.0, 1.0]]
     """
     shape = _size(size, "ones")
-    result = empty_strided_like_shape(shape, _dtype(dtype, dtypes.get_default_dtype(), "ones"), "ones")
+    result = Tensor._empty(shape, _dtype(dtype, dtypes.get_default_dtype(), "ones"), "ones")
     return result._fill_unchecked(1)
 
 
@@ -116,7 +116,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None) -> Tensor:
     """
     shape = _size((size,) if not isinstance(size, (tuple, list)) else (tuple(size),), "full")
     target = _dtype(dtype, _scalar_dtype(fill_value), "full")
-    result = empty_strided_like_shape(shape, target, "full")
+    result = Tensor._empty(shape, target, "full")
     try:
         return result.fill_(fill_value)
     except (RuntimeError, TypeError) as error:
@@ -188,7 +188,7 @@ def tensor(data: Any, *, dtype: Any = None) -> Tensor:
     elif not (array.flags.c_contiguous and array.flags.aligned):
         array = array.copy(order="C")
     source = wrap_numpy(array, "tensor")
-    result = empty_strided_like_shape(source.shape, target or inferred)
+    result = Tensor._empty(source.shape, target or inferred)
     copy_into(result, source, source.shape, source.stride())
     return result
 
@@ -236,7 +236,7 @@ def _check_count(count: int, fn: str) -> None:
 def _from_values(values: np.ndarray, target: DType) -> Tensor:
     """Copy computed values (int64 or float64 NumPy data) into a new tensor, casting in C."""
     source = wrap_numpy(np.ascontiguousarray(values), "_from_values")
-    result = empty_strided_like_shape(source.shape, target)
+    result = Tensor._empty(source.shape, target)
     copy_into(result, source, source.shape, source.stride())
     return result
 
@@ -327,7 +327,7 @@ def _random_float(fill, size: tuple, generator: Generator | None, dtype: Any, fn
     target = _dtype(dtype, dtypes.get_default_dtype(), fn)
     if not target.is_floating_point:
         raise TypeError(f"{fn}: expected a floating-point dtype, got {target.name}")
-    result = empty_strided_like_shape(_size(size, fn), target, fn)
+    result = Tensor._empty(_size(size, fn), target, fn)
     check(fill(_generator(generator)._state, result.data_ptr(), result.numel(), target.code, a, b), fn)
     return result
 
@@ -383,7 +383,7 @@ def randint(*args: Any, size: Any = None, generator: Generator | None = None, dt
         if low < 0 or high > 2:
             raise RuntimeError(f"randint: range [{low}, {high}) does not fit in bool")
         return randint(low, high, shape, generator=generator, dtype=dtypes.uint8).to(dtypes.bool)
-    result = empty_strided_like_shape(shape, target, "randint")
+    result = Tensor._empty(shape, target, "randint")
     state = _generator(generator)._state
     status = lib.tt_random_integers(state, result.data_ptr(), result.numel(), target.code, low, high)
     check(status, "randint", f"low={low}, high={high}")

@@ -66,6 +66,10 @@ class Generator:
         """Restore a state from :meth:`get_state`."""
         if not isinstance(state, (bytes, bytearray)) or len(state) != ffi.sizeof("tt_generator"):
             raise ValueError(f"set_state: expected {ffi.sizeof('tt_generator')} bytes from get_state()")
+        if not any(state):
+            # xoshiro's one forbidden state: it would only ever produce zeros (and randint's
+            # rejection loop would never end).
+            raise ValueError("set_state: the all-zero state is not a valid generator state")
         ffi.buffer(self._state)[:] = bytes(state)
         return self
 

@@ -35,6 +35,15 @@ def default_allocator():
 
 _DEFAULT_ALLOCATOR = lib.tt_caching_allocator_interface(lib.tt_global_caching_allocator())
 _MAX_NBYTES = 2**63 - 1
+_STORAGE_POINTER = ffi.typeof("tt_storage *")
+
+
+def _checked_pointer(ptr, cls: str):
+    """The constructors take a C pointer handed over by this library; anything else (an int, a
+    NULL) would be dereferenced by C, so it is refused here."""
+    if not isinstance(ptr, ffi.CData) or ffi.typeof(ptr) is not _STORAGE_POINTER or ptr == ffi.NULL:
+        raise TypeError(f"{cls}: construct it with Storage.allocate(), tensor.untyped_storage() or storage.weak()")
+    return ffi.cast("tt_storage *", ptr)
 
 
 class Storage:
@@ -47,7 +56,7 @@ class Storage:
         # is collected, exactly once. The cast makes a plain, non-owning pointer first: ffi.gc on
         # a pointer that is itself an ffi.gc object would keep that object (and the reference it
         # owns) alive for as long as this one lives.
-        self._ptr = ffi.gc(ffi.cast("tt_storage *", owned_ptr), lib.tt_storage_release)
+        self._ptr = ffi.gc(_checked_pointer(owned_ptr, "Storage"), lib.tt_storage_release)
         if data is None:
             data = lib.tt_storage_data_address(owned_ptr)
         self._data = data
@@ -135,7 +144,7 @@ class WeakStorage:
 
     def __init__(self, owned_weak_ptr) -> None:
         # Steals one weak reference; released when this handle is collected. (See Storage on the cast.)
-        self._ptr = ffi.gc(ffi.cast("tt_storage *", owned_weak_ptr), lib.tt_storage_weak_release)
+        self._ptr = ffi.gc(_checked_pointer(owned_weak_ptr, "WeakStorage"), lib.tt_storage_weak_release)
 
     def lock(self) -> Storage | None:
         """A new strong owner while the data lives, else ``None`` (and ``None`` forever after)."""

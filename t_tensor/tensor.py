@@ -23,7 +23,7 @@ from t_tensor.printing import tensor_repr
 from t_tensor.tensor_impl import TensorImpl
 from t_tensor.views import ViewOps
 
-__all__ = ["Tensor", "empty_strided_like_shape", "copy_into"]
+__all__ = ["Tensor", "copy_into"]
 
 
 def copy_into(dst: TensorImpl, src: TensorImpl, shape: tuple[int, ...], src_strides: tuple[int, ...]) -> None:
@@ -36,11 +36,6 @@ def copy_into(dst: TensorImpl, src: TensorImpl, shape: tuple[int, ...], src_stri
         dst.data_ptr(), dst._strides, dst._dtype.code,
     )
     check(status, "copy_")
-
-
-def empty_strided_like_shape(shape: tuple[int, ...], dtype: DType, fn: str = "empty") -> Tensor:
-    """A new contiguous tensor of ``shape`` and ``dtype`` with uninitialized memory."""
-    return Tensor._empty(shape, dtype, fn)
 
 
 _MAX_DIMS = lib.tt_max_dims()
@@ -124,7 +119,11 @@ class Tensor(ViewOps, ElementwiseOps, TensorImpl):
 
     def clone(self) -> Tensor:
         """A contiguous copy with its own storage."""
-        result = empty_strided_like_shape(self._shape, self._dtype, "clone")
+        return self._copy_as(self._dtype, "clone")
+
+    def _copy_as(self, dtype: DType, fn: str) -> Tensor:
+        """A new contiguous tensor holding this one's values converted to ``dtype``."""
+        result = Tensor._empty(self._shape, dtype, fn)
         copy_into(result, self, self._shape, self._strides)
         return result
 
@@ -144,9 +143,7 @@ class Tensor(ViewOps, ElementwiseOps, TensorImpl):
         target = self._dtype if dtype is None else dtypes.as_dtype(dtype, fn="to")
         if target is self._dtype and not copy:
             return self
-        result = empty_strided_like_shape(self._shape, target, "to")
-        copy_into(result, self, self._shape, self._strides)
-        return result
+        return self._copy_as(target, "to")
 
     def type(self, dtype: Any = None):
         """The dtype name (no argument) or a copy converted to ``dtype``."""
@@ -214,12 +211,12 @@ class Tensor(ViewOps, ElementwiseOps, TensorImpl):
         self._check_writable("fill_")
         if type(scalar) is int and not _INT64_MIN <= scalar <= _INT64_MAX:
             raise RuntimeError(f"fill_: value {scalar} does not fit in int64")
-        if self.ndim > _MAX_DIMS:
-            raise RuntimeError(f"fill_: tensors with more than {_MAX_DIMS} dimensions are not supported")
         return self._fill_unchecked(scalar)
 
     def _fill_unchecked(self, scalar: bool | int | float) -> Tensor:
         """fill_ for a value and a tensor already known to be valid (e.g. a fresh zeros())."""
+        if len(self._shape) > _MAX_DIMS:
+            raise RuntimeError(f"fill_: tensors with more than {_MAX_DIMS} dimensions are not supported")
         src_dtype, ctype = _SCALAR_TYPES[type(scalar)]
         buffer = ffi.new(ctype, scalar)
         status = lib.tt_copy_strided(

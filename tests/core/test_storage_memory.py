@@ -696,3 +696,19 @@ def test_seed_from_clock_changes_stream():
     tt.manual_seed(s1)
     np.testing.assert_array_equal(tt.rand(4).numpy(), a)
     assert 0 <= s1 < 2**64
+
+
+@pytest.mark.parametrize("bad", [5, None, "x", ffi.NULL, ffi.new("int *")])
+def test_storage_constructors_refuse_anything_but_a_storage_pointer(bad):
+    # an int cast to a pointer would be dereferenced by C: a crash, not an exception
+    for cls in (tt.Storage, tt.WeakStorage):
+        with pytest.raises(TypeError, match=cls.__name__):
+            cls(bad)
+
+
+def test_generator_refuses_the_all_zero_state():
+    # xoshiro never leaves the zero state: every draw would be 0 and randint would loop forever
+    g = tt.Generator()
+    with pytest.raises(ValueError, match="set_state"):
+        g.set_state(bytes(32))
+    assert tt.randint(0, 3, (50,), generator=g).numpy().max() > 0

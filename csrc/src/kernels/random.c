@@ -112,14 +112,20 @@ static tt_status check_fill(tt_generator *gen, uintptr_t dst, int64_t n) {
     return TT_OK;
 }
 
+/* The checks every floating-point fill shares: a valid destination and a float dtype. */
+static tt_status check_float_fill(tt_generator *gen, uintptr_t dst, int64_t n, int dtype) {
+    tt_status status = check_fill(gen, dst, n);
+    if (status == TT_OK && !is_float_dtype(dtype)) {
+        status = TT_ERR_UNSUPPORTED_DTYPE;
+    }
+    return status;
+}
+
 tt_status tt_random_uniform(tt_generator *gen, uintptr_t dst, int64_t n, int dtype,
                             double low, double high) {
-    tt_status status = check_fill(gen, dst, n);
+    tt_status status = check_float_fill(gen, dst, n, dtype);
     if (status != TT_OK) {
         return status;
-    }
-    if (!is_float_dtype(dtype)) {
-        return TT_ERR_UNSUPPORTED_DTYPE;
     }
     if (!(low <= high) || !isfinite(high - low)) {
         return TT_ERR_INVALID_ARG;
@@ -137,12 +143,9 @@ tt_status tt_random_uniform(tt_generator *gen, uintptr_t dst, int64_t n, int dty
 
 tt_status tt_random_normal(tt_generator *gen, uintptr_t dst, int64_t n, int dtype,
                            double mean, double std) {
-    tt_status status = check_fill(gen, dst, n);
+    tt_status status = check_float_fill(gen, dst, n, dtype);
     if (status != TT_OK) {
         return status;
-    }
-    if (!is_float_dtype(dtype)) {
-        return TT_ERR_UNSUPPORTED_DTYPE;
     }
     if (!(std >= 0.0) || !isfinite(std) || !isfinite(mean)) {
         return TT_ERR_INVALID_ARG;
