@@ -21,6 +21,7 @@ _EXCEPTIONS: dict[int, type[Exception]] = {
     lib.TT_ERR_OVERFLOW: ValueError,
     lib.TT_ERR_LIVE_BLOCKS: RuntimeError,
     lib.TT_ERR_ZERO_DIVISION: RuntimeError,
+    lib.TT_ERR_INDEX: IndexError,
 }
 
 

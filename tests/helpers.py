@@ -4,6 +4,9 @@
 from the same NumPy data, applies one function to each, and compares shape, dtype and values.
 ``helper_test_exception`` checks that both libraries reject the same bad input, and that
 t_tensor raises the expected exception type with a message naming the function.
+
+The memory layouts (``LAYOUTS``, ``base_shape``, ``apply_layout``), the broadcastable-shapes
+strategy and the per-dtype tolerances are shared by every op family's tests.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from hypothesis import strategies as st
 
 import t_tensor as tt
 
@@ -89,3 +93,54 @@ def helper_test_exception(
         (ref_fn or tt_fn)(*[_to_ref(a, ref) for a in inputs])
     with pytest.raises(exception, match=match):
         tt_fn(*[tt.tensor(a.copy()) for a in inputs])
+
+
+# ---------------------------------------------------------------------- layouts
+
+
+LAYOUTS = ("contiguous", "transposed", "sliced", "expanded")
+
+
+def base_shape(shape: tuple[int, ...], layout: str) -> tuple[int, ...]:
+    """The shape of the contiguous array that ``apply_layout`` turns into ``shape``."""
+    if layout == "transposed":
+        return shape[::-1] if len(shape) >= 2 else shape
+    if layout == "sliced":
+        return tuple(2 * n + 1 for n in shape)
+    if layout == "expanded":
+        return tuple(1 if i % 2 == 0 else n for i, n in enumerate(shape))[1:]
+    return shape
+
+
+def apply_layout(x, layout: str, shape: tuple[int, ...]):
+    """A view of ``x`` (t_tensor or torch) with ``shape`` and the layout's strides."""
+    if layout == "transposed":
+        return x.permute(*reversed(range(x.ndim))) if x.ndim >= 2 else x
+    if layout == "sliced":
+        return x[(slice(1, None, 2),) * x.ndim]  # odd elements: strides 2, offset > 0
+    if layout == "expanded":
+        return x.expand(tuple(shape))
+    return x
+
+
+@st.composite
+def broadcast_shapes(draw, n: int = 2) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
+    """A result shape and ``n`` operand shapes broadcasting to it (fewer dims, some sizes 1)."""
+    result = tuple(draw(st.lists(st.integers(0, 4), max_size=4)))
+    operands = []
+    for _ in range(n):
+        ndim = draw(st.integers(0, len(result)))
+        ones = draw(st.lists(st.booleans(), min_size=ndim, max_size=ndim))
+        operands.append(tuple(1 if one else size for one, size in zip(ones, result[len(result) - ndim :], strict=True)))
+    if operands and all(len(s) < len(result) for s in operands):
+        operands[0] = (1,) * (len(result) - len(operands[0])) + operands[0]  # someone must have all dims
+    return result, operands
+
+
+def tolerance(dtype: torch.dtype) -> tuple[float, float]:
+    """(atol, rtol) for results of a torch dtype."""
+    return {
+        torch.float16: (1e-3, 1e-3),
+        torch.float32: (1e-6, 1e-5),
+        torch.float64: (1e-12, 1e-12),
+    }.get(dtype, (0.0, 0.0))

@@ -12,6 +12,7 @@ const char *tt_status_string(tt_status status) {
     case TT_ERR_OVERFLOW: return "size overflow";
     case TT_ERR_LIVE_BLOCKS: return "allocator destroyed while blocks were still in use";
     case TT_ERR_ZERO_DIVISION: return "ZeroDivisionError: integer division or remainder by zero";
+    case TT_ERR_INDEX: return "index out of range";
     }
     return "unknown status";
 }

@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "kernels/half.h"
+#include "tt/kernels/elementwise.h"
 
 enum { N = 8 };
 

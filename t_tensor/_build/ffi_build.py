@@ -3,8 +3,11 @@
 API mode, out of line: cffi writes a C file from the declarations, compiles it together with
 our sources, and Python calls straight into compiled C (no libffi on the call path).
 
-The declarations are read verbatim from ``csrc/include/tt/tt_api.h``, the single source of
-truth: the C sources include the same file through ``tt.h``, so the two sides cannot drift.
+The declarations are read verbatim from ``csrc/include/tt/tt_api.h`` (the core: statuses, dtypes,
+allocators, storage, copy) and from one header per kernel family in ``csrc/include/tt/kernels/``
+(``reduce.h``, ``index.h``, ...). They are the single source of truth: the C sources include the
+same files, so the two sides cannot drift. Each family header is cdef-clean (no ``#include``, no
+``#if``) and is read after ``tt_api.h``, whose types it may use.
 """
 
 from __future__ import annotations
@@ -41,12 +44,22 @@ def compile_args() -> list[str]:
     return args
 
 
+def api_headers() -> list[Path]:
+    """tt_api.h first, then every kernel family's header, sorted."""
+    return [INCLUDE / "tt" / "tt_api.h"] + sorted((INCLUDE / "tt" / "kernels").glob("*.h"))
+
+
+def source_preamble() -> str:
+    """The C that cffi's generated module starts with: the core header and each family header."""
+    family_includes = "".join(f'#include "tt/kernels/{path.name}"\n' for path in api_headers()[1:])
+    return '#include "tt/tt.h"\n' + family_includes
+
+
 ffibuilder = FFI()
-ffibuilder.cdef((INCLUDE / "tt" / "tt_api.h").read_text() + PYTHON_ONLY_CDEF)
+ffibuilder.cdef("".join(path.read_text() for path in api_headers()) + PYTHON_ONLY_CDEF)
 ffibuilder.set_source(
     "t_tensor._C",
-    '#include "tt/tt.h"\n'
-    "uintptr_t tt_py_capsule_destructor(void);\n"
+    source_preamble() + "uintptr_t tt_py_capsule_destructor(void);\n"
     "const char *tt_py_capsule_name(int versioned, int used);\n",
     sources=core_sources() + ["csrc/python/py_glue.c"],
     include_dirs=[str(INCLUDE), str(CSRC / "src")],

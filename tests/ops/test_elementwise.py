@@ -23,7 +23,16 @@ from functools import partial
 import numpy as np
 import pytest
 import torch
-from helpers import TORCH_DTYPES, helper_test_exception, helper_test_op
+from helpers import (
+    LAYOUTS,
+    TORCH_DTYPES,
+    apply_layout,
+    base_shape,
+    broadcast_shapes,
+    helper_test_exception,
+    helper_test_op,
+    tolerance,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -179,58 +188,7 @@ def scalar_value(rng: np.random.Generator, dtype: tt.DType, domain: str) -> bool
     return bool(value) if dtype is tt.bool else int(value) if dtype.kind in "iu" else float(value)
 
 
-# ---------------------------------------------------------------------- layouts
-
-
-LAYOUTS = ("contiguous", "transposed", "sliced", "expanded")
-
-
-def base_shape(shape: tuple[int, ...], layout: str) -> tuple[int, ...]:
-    """The shape of the contiguous array that ``apply_layout`` turns into ``shape``."""
-    if layout == "transposed":
-        return shape[::-1] if len(shape) >= 2 else shape
-    if layout == "sliced":
-        return tuple(2 * n + 1 for n in shape)
-    if layout == "expanded":
-        return tuple(1 if i % 2 == 0 else n for i, n in enumerate(shape))[1:]
-    return shape
-
-
-def apply_layout(x, layout: str, shape: tuple[int, ...]):
-    """A view of ``x`` (t_tensor or torch) with ``shape`` and the layout's strides."""
-    if layout == "transposed":
-        return x.permute(*reversed(range(x.ndim))) if x.ndim >= 2 else x
-    if layout == "sliced":
-        return x[(slice(1, None, 2),) * x.ndim]  # odd elements: strides 2, offset > 0
-    if layout == "expanded":
-        return x.expand(tuple(shape))
-    return x
-
-
-@st.composite
-def broadcast_shapes(draw, n: int = 2) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
-    """A result shape and ``n`` operand shapes broadcasting to it (fewer dims, some sizes 1)."""
-    result = tuple(draw(st.lists(st.integers(0, 4), max_size=4)))
-    operands = []
-    for _ in range(n):
-        ndim = draw(st.integers(0, len(result)))
-        ones = draw(st.lists(st.booleans(), min_size=ndim, max_size=ndim))
-        operands.append(tuple(1 if one else size for one, size in zip(ones, result[len(result) - ndim :], strict=True)))
-    if operands and all(len(s) < len(result) for s in operands):
-        operands[0] = (1,) * (len(result) - len(operands[0])) + operands[0]  # someone must have all dims
-    return result, operands
-
-
 # ---------------------------------------------------------------------- running an op in both libraries
-
-
-def tolerance(dtype: torch.dtype) -> tuple[float, float]:
-    """(atol, rtol) for results of a torch dtype."""
-    return {
-        torch.float16: (1e-3, 1e-3),
-        torch.float32: (1e-6, 1e-5),
-        torch.float64: (1e-12, 1e-12),
-    }.get(dtype, (0.0, 0.0))
 
 
 def torch_inputs(inputs):

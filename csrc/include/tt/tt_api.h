@@ -16,6 +16,9 @@
  *   - Data addresses handed to kernels are passed as uintptr_t so that Python can pass
  *     `data_ptr + offset * itemsize` as a plain int, without creating a cdata object per call.
  *   - Shapes and strides are int64_t arrays; strides are in ELEMENTS, never negative.
+ *   - Kernel families (elementwise, reductions, indexing, ...) declare their entry points in
+ *     csrc/include/tt/kernels/<family>.h, one header per csrc/src/kernels/<family>.c. Those
+ *     headers follow the same rules as this one and are read by cffi after it.
  */
 
 /* ------------------------------------------------------------------ status codes */
@@ -29,7 +32,8 @@ typedef enum tt_status {
     TT_ERR_UNSUPPORTED_DTYPE = 5, /* a dtype code outside tt_dtype, or one an operation cannot take */
     TT_ERR_OVERFLOW = 6,          /* a size computation would overflow */
     TT_ERR_LIVE_BLOCKS = 7,       /* an allocator was destroyed while blocks were still in use */
-    TT_ERR_ZERO_DIVISION = 8      /* integer division or remainder by zero */
+    TT_ERR_ZERO_DIVISION = 8,     /* integer division or remainder by zero */
+    TT_ERR_INDEX = 9              /* an index (gather, scatter, take, ...) outside its dimension */
 } tt_status;
 
 /* Borrowed, static string; never NULL. */
@@ -203,45 +207,6 @@ int tt_max_dims(void);
 tt_status tt_copy_strided(int ndim, const int64_t *shape,
                           uintptr_t src, const int64_t *src_strides, int src_dtype,
                           uintptr_t dst, const int64_t *dst_strides, int dst_dtype);
-
-/* ------------------------------------------------------------------ kernels: elementwise */
-
-/* Operations of one input. Output dtype = input dtype, except the predicates (LOGICAL_NOT,
-   ISNAN, ISINF, ISFINITE), whose output is bool. Which dtypes each op takes is listed in
-   csrc/src/kernels/elementwise.c; another dtype gives TT_ERR_UNSUPPORTED_DTYPE. */
-typedef enum tt_unary_op {
-    TT_NEG, TT_ABS, TT_SIGN, TT_SQUARE, TT_RELU,
-    TT_EXP, TT_EXPM1, TT_LOG, TT_LOG1P, TT_LOG2, TT_LOG10, TT_SQRT, TT_RSQRT, TT_RECIPROCAL,
-    TT_SIN, TT_COS, TT_TAN, TT_ASIN, TT_ACOS, TT_ATAN, TT_SINH, TT_COSH, TT_TANH,
-    TT_ASINH, TT_ACOSH, TT_ATANH, TT_FLOOR, TT_CEIL, TT_ROUND, TT_TRUNC, TT_SIGMOID, TT_ERF,
-    TT_BITWISE_NOT, TT_LOGICAL_NOT, TT_ISNAN, TT_ISINF, TT_ISFINITE,
-    TT_NUM_UNARY_OPS
-} tt_unary_op;
-
-/* Operations of two inputs of the same dtype. Output dtype = that dtype, except the predicates
-   (EQ .. LOGICAL_XOR), whose output is bool. */
-typedef enum tt_binary_op {
-    TT_ADD, TT_SUB, TT_MUL, TT_DIV, TT_FLOOR_DIVIDE, TT_REMAINDER, TT_POW,
-    TT_MAXIMUM, TT_MINIMUM, TT_ATAN2, TT_BITWISE_AND, TT_BITWISE_OR, TT_BITWISE_XOR,
-    TT_EQ, TT_NE, TT_LT, TT_LE, TT_GT, TT_GE, TT_LOGICAL_AND, TT_LOGICAL_OR, TT_LOGICAL_XOR,
-    TT_NUM_BINARY_OPS
-} tt_binary_op;
-
-/* out[i] = op(x[i]) over `shape`; x is of `dtype`. Addresses are of element (0, ..., 0); strides
-   in elements (0 in x broadcasts). out must not partially overlap x (out == x, same strides, is
-   fine: in-place). Borrows everything. */
-tt_status tt_unary(int op, int ndim, const int64_t *shape,
-                   uintptr_t x, const int64_t *x_strides,
-                   uintptr_t out, const int64_t *out_strides, int dtype);
-
-/* out[i] = op(a[i], b[i]); a and b are both of `dtype`. Integer FLOOR_DIVIDE and REMAINDER by
-   zero give TT_ERR_ZERO_DIVISION (out is fully written anyway, with 0 in those places). An
-   integer POW with a negative exponent truncates (3 ** -1 == 0, (-1) ** -1 == -1). Borrows
-   everything. */
-tt_status tt_binary(int op, int ndim, const int64_t *shape,
-                    uintptr_t a, const int64_t *a_strides,
-                    uintptr_t b, const int64_t *b_strides,
-                    uintptr_t out, const int64_t *out_strides, int dtype);
 
 /* ------------------------------------------------------------------ kernels: random */
 

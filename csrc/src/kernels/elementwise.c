@@ -19,6 +19,7 @@
 
 #include "half.h"
 #include "strided_iter.h"
+#include "tt/kernels/elementwise.h"
 
 /* ------------------------------------------------------------------ loading and storing */
 
