@@ -510,13 +510,16 @@ def roll(
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 
-def _pad_table(n: int, left: int, size: int, mode: str) -> np.ndarray:
-    """Source index of each of the ``size`` output positions of a dim of ``n`` padded by ``left``."""
+def _pad_table(n: int, left: int, right: int, size: int, mode: str) -> np.ndarray:
+    """Source index of each of the ``size`` output positions of a dim of ``n`` padded by
+    (``left``, ``right``). As PyTorch: reflect and replicate map position ``i`` to ``i - left``
+    of the whole input; circular first crops (negative amounts), then wraps around the rest."""
     j = np.arange(size) - left
     if mode == "replicate":
         return np.clip(j, 0, n - 1)
     if mode == "circular":
-        return j % n
+        start, kept = max(0, -left), n - max(0, -left) - max(0, -right)
+        return (np.arange(size) - max(left, 0)) % kept + start
     if n == 1:
         return np.zeros(size, dtype=np.int64)
     period = 2 * (n - 1)  # reflect: ... 2 1 [0 1 2 ... n-1] n-2 ...
@@ -534,8 +537,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     >>> x = tt.tensor([[1, 2, 3]])
     >>> tt.pad(x, (1, 2), value=9).tolist(), tt.pad(x, (2, 2), mode="reflect").tolist()
     ([[9, 1, 2, 3, 9, 9]], [[3, 2, 1, 2, 3, 2, 1]])
-    >>> tt.pad(x, (1, 1), mode="replicate").tolist(), tt.pad(x, (1, -1), mode="circular").tolist()
-    ([[1, 1, 2, 3, 3]], [[3, 1, 2]])
+    >>> tt.pad(x, (1, 1), mode="replicate").tolist(), tt.pad(x, (2, 1), mode="circular").tolist()
+    ([[1, 1, 2, 3, 3]], [[2, 3, 1, 2, 3, 1]])
     """
     fn = "pad"
     x = _tensor(input, fn)
@@ -564,7 +567,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     for d, ((a, b), n) in enumerate(zip(lr, x._shape, strict=True)):
         if (a, b) == (0, 0):
             continue
-        if mode == "circular" and (a > n or b > n):
+        kept = n - max(0, -a) - max(0, -b)
+        if mode == "circular" and (kept <= 0 or a > kept or b > kept):
             raise RuntimeError(f"{fn}: Padding value causes wrapping around more than once.")
         if n == 0:
             raise RuntimeError(f"{fn}: cannot pad dimension {d} of size 0 in {mode} mode")
@@ -573,7 +577,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
                 f"{fn}: Padding size should be less than the corresponding input dimension, but got: padding "
                 f"({a}, {b}) at dimension {d} of input {list(x._shape)}"
             )
-    tables = [_pad_table(n, a, size, mode) for n, (a, _), size in zip(x._shape, lr, out_shape, strict=True)]
+    tables = [_pad_table(n, a, b, size, mode) for n, (a, b), size in zip(x._shape, lr, out_shape, strict=True)]
     return _gather(x, out_shape, tables, fn)
 
 
