@@ -185,32 +185,36 @@ def cat(tensors: Sequence[Tensor], dim: Any = _UNSET, *, axis: Any = _UNSET) -> 
         inputs = [t.reshape(-1) for t in inputs]
         dim = 0
     for i, t in enumerate(inputs):
-        if t.ndim == 0:
+        if not t._shape:
             raise RuntimeError(f"{fn}: zero-dimensional tensor (at position {i}) cannot be concatenated")
     used = [(i, t) for i, t in enumerate(inputs) if t._shape != (0,)]
     if not used:
         return type(inputs[0])._empty((0,), dtype, fn)
     first = used[0][1]
-    d = S.normalize_dim(dim, first.ndim, fn=fn)
+    ndim = len(first._shape)
+    d = S.normalize_dim(dim, ndim, fn=fn)
     total = 0
     for i, t in used:
-        if t.ndim != first.ndim:
-            raise RuntimeError(f"{fn}: Tensors must have same number of dimensions: got {first.ndim} and {t.ndim}")
-        for k, (a, b) in enumerate(zip(first._shape, t._shape, strict=True)):
-            if k != d and a != b:
-                raise RuntimeError(
-                    f"{fn}: Sizes of tensors must match except in dimension {d}. Expected size {a} but got size "
-                    f"{b} for tensor number {i} in the list."
-                )
+        if len(t._shape) != ndim:
+            raise RuntimeError(f"{fn}: Tensors must have same number of dimensions: got {ndim} and {len(t._shape)}")
+        if t._shape[:d] != first._shape[:d] or t._shape[d + 1 :] != first._shape[d + 1 :]:
+            pairs = zip(first._shape, t._shape, strict=True)
+            a, b = next((a, b) for k, (a, b) in enumerate(pairs) if k != d and a != b)
+            raise RuntimeError(
+                f"{fn}: Sizes of tensors must match except in dimension {d}. Expected size {a} but got size "
+                f"{b} for tensor number {i} in the list."
+            )
         total += t._shape[d]
     shape = first._shape[:d] + (total,) + first._shape[d + 1 :]
     result = type(first)._empty(shape, dtype, fn)
-    start = 0
+    if 0 in shape:
+        return result
+    # each input is copied into the slice of the output it fills: one C call per input
+    step, offset = result._strides[d], 0
     for _, t in used:
-        size = t._shape[d]
-        if size and result.numel():
-            _copy_into(result.narrow(d, start, size), t)
-        start += size
+        if t._shape[d]:
+            _copy_into(result._view(t._shape, result._strides, offset), t)
+        offset += t._shape[d] * step
     return result
 
 

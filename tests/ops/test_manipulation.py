@@ -77,9 +77,24 @@ def torch_base(a: np.ndarray) -> torch.Tensor:
     return torch.zeros(a.shape, dtype=src.dtype).copy_(src)
 
 
-def same_view(got: tt.Tensor, want: torch.Tensor) -> None:
-    assert got.stride() == want.stride(), (got.stride(), want.stride())
-    assert got.storage_offset() == want.storage_offset(), (got.storage_offset(), want.storage_offset())
+def check_view(cases, fn) -> tuple:
+    """``fn(lib, *views)`` must give views of the inputs: the same values, strides and storage
+    offsets as torch's, over the storage of an input (no copy). Returns t_tensor's results."""
+    tt_bases = [tt.tensor(c[3].copy()) for c in cases]
+    torch_bases = [torch_base(c[3]) for c in cases]
+    got = fn(tt, *all_viewed(tt_bases, cases))
+    want = fn(torch, *all_viewed(torch_bases, cases))
+    got, want = (got, want) if isinstance(got, tuple) else ((got,), (want,))
+    for g, w in zip(got, want, strict=True):
+        assert g.shape == tuple(w.shape) and TORCH_DTYPES[g.dtype] == w.dtype
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+        assert any(g.is_shared_with(b) for b in tt_bases), "not a view of an input"
+        if g.numel() > 1:  # strides of size-1 dims are arbitrary, in torch as here
+            assert [s for s, n in zip(g.stride(), g.shape, strict=True) if n > 1] == [
+                s for s, n in zip(w.stride(), w.shape, strict=True) if n > 1
+            ], (g.stride(), w.stride())
+            assert g.storage_offset() == w.storage_offset(), (g.storage_offset(), w.storage_offset())
+    return got
 
 
 @st.composite
@@ -190,10 +205,8 @@ def test_hstack_vstack_dstack_match_torch(name, data):
 def test_unstack_is_unbind(case, axis):
     ndim = len(case[0])
     axis = axis % ndim
-    got = check([case[3]], lambda lib, x: (
-        tuple(torch.unbind(viewed(x, case), axis)) if lib is torch else tt.unstack(viewed(x, case), axis=axis)
-    ))
-    assert isinstance(got, tuple)
+    got = check_view([case], lambda lib, x: tuple(torch.unbind(x, axis)) if lib is torch else tt.unstack(x, axis=axis))
+    assert len(got) == case[0][axis]
 
 
 # ---------------------------------------------------------------------- repeating
@@ -421,13 +434,8 @@ def test_diagonal_is_the_same_view_as_torch(case, data):
     dim1, dim2 = data.draw(st.lists(st.integers(-ndim, ndim - 1), min_size=2, max_size=2).filter(
         lambda ds: ds[0] % ndim != ds[1] % ndim))
     offset = data.draw(st.integers(-5, 5))
-    got = check([case[3]], lambda lib, x: viewed(x, case).diagonal(offset, dim1, dim2) if lib is tt
-                else torch.diagonal(viewed(x, case), offset, dim1, dim2))
-    x = tt.tensor(case[3])
-    y = torch_base(case[3])
-    view = tt.diagonal(viewed(x, case), offset, dim1, dim2)
-    same_view(view, torch.diagonal(viewed(y, case), offset, dim1, dim2))
-    assert view.untyped_storage().data_ptr() == x.untyped_storage().data_ptr() and got.shape == view.shape
+    method = data.draw(st.booleans())
+    check_view([case], lambda lib, x: x.diagonal(offset, dim1, dim2) if method else lib.diagonal(x, offset, dim1, dim2))
 
 
 @settings(max_examples=40, deadline=None)
@@ -457,9 +465,7 @@ def test_movedim_is_the_same_view_as_torch(case, data):
     dst = data.draw(st.permutations(range(ndim)))[: len(src)]
     src = [s - ndim if data.draw(st.booleans()) else s for s in src]
     name = data.draw(st.sampled_from(["movedim", "moveaxis"]))
-    got = check([case[3]], lambda lib, x: getattr(lib, name)(viewed(x, case), src, dst))
-    want = torch.movedim(viewed(torch_base(case[3]), case), src, dst)
-    same_view(got, want)
+    check_view([case], lambda lib, x: getattr(lib, name)(x, src, dst))
 
 
 @settings(max_examples=30, deadline=None)
@@ -485,10 +491,7 @@ def test_unflatten_and_ravel_match_torch(case, data):
     n = shape[dim]
     even = [(-1, 2), (2, -1)] if n % 2 == 0 and n else []
     sizes = data.draw(st.sampled_from([(n,), (1, n), (n, 1), (-1,), (1, -1, 1)] + even))
-    got = check([case[3]], lambda lib, x: viewed(x, case).unflatten(dim, sizes))
-    assert got.is_shared_with(got)  # a view: checked on the stride below
-    want = viewed(torch_base(case[3]), case).unflatten(dim, sizes)
-    same_view(got, want)
+    check_view([case], lambda lib, x: x.unflatten(dim, sizes))
     check([case[3]], lambda lib, x: lib.ravel(viewed(x, case)))
 
 
@@ -511,15 +514,9 @@ def test_meshgrid_is_the_same_views_as_torch(data):
     as_list = data.draw(st.booleans())
 
     def fn(lib, *xs):
-        views = all_viewed(xs, cases)
-        return tuple(lib.meshgrid(views, indexing=indexing) if as_list else lib.meshgrid(*views, indexing=indexing))
+        return tuple(lib.meshgrid(list(xs), indexing=indexing) if as_list else lib.meshgrid(*xs, indexing=indexing))
 
-    got = check([c[3] for c in cases], fn)
-    want = fn(torch, *[torch.from_numpy(c[3].copy()) for c in cases])
-    for g, w in zip(got, want, strict=True):
-        if g.numel() > 1:
-            assert [s for s, n in zip(g.stride(), g.shape, strict=True) if n > 1] == [
-                s for s, n in zip(w.stride(), w.shape, strict=True) if n > 1]
+    check_view(cases, fn)
 
 
 def test_broadcast_arrays_and_astype():
