@@ -4,7 +4,7 @@ Two kinds of functions live here:
 
 * **views** (no data moves): ``diagonal``, ``movedim``/``moveaxis``, ``expand_dims``,
   ``permute_dims``, ``matrix_transpose``, ``unflatten``, ``meshgrid``, ``atleast_*d``,
-  ``unstack``, ``broadcast_arrays``, and ``ravel`` of a viewable tensor;
+  ``unstack``, ``broadcast_arrays``, and ``ravel`` of a contiguous tensor;
 * **copies**, each one C call per output (or per input for ``cat``): ``cat``/``concat`` and the
   ``*stack`` functions copy every input into a slice of the output with the strided copy kernel,
   converting dtypes on the way (the result dtype is the promotion of all inputs, as ``torch.cat``);
@@ -803,8 +803,13 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
 
 
 def ravel(input: Tensor) -> Tensor:
-    """The elements as a 1-D tensor: a view when the strides allow, otherwise a contiguous copy."""
-    return _tensor(input, "ravel").reshape(-1)
+    """The elements as a contiguous 1-D tensor: a view of a contiguous input, otherwise a copy.
+
+    >>> import t_tensor as tt
+    >>> tt.ravel(tt.tensor([[1, 2], [3, 4]]).T).tolist()
+    [1, 3, 2, 4]
+    """
+    return _tensor(input, "ravel").contiguous().view(-1)
 
 
 def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:

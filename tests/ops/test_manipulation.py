@@ -492,7 +492,8 @@ def test_unflatten_and_ravel_match_torch(case, data):
     even = [(-1, 2), (2, -1)] if n % 2 == 0 and n else []
     sizes = data.draw(st.sampled_from([(n,), (1, n), (n, 1), (-1,), (1, -1, 1)] + even))
     check_view([case], lambda lib, x: x.unflatten(dim, sizes))
-    check([case[3]], lambda lib, x: lib.ravel(viewed(x, case)))
+    flat = check([case[3]], lambda lib, x: lib.ravel(viewed(x, case)))
+    assert flat.is_contiguous()
 
 
 @settings(max_examples=30, deadline=None)
