@@ -1,0 +1,30 @@
+/*
+ * kernels/manipulation.h: data-movement kernels of the manipulation family
+ * (csrc/src/kernels/manipulation.c): flip, roll, tile, repeat, repeat_interleave, pad, tril/triu.
+ *
+ * Read verbatim by cffi after tt_api.h, so: plain declarations only, no #include, no #if.
+ * C sources include it after "tt/tt.h".
+ */
+
+/* Per-axis gather: dst[i_0, ..., i_{n-1}] = src[index_0[i_0], ..., index_{n-1}[i_{n-1}]].
+   `index` holds the n tables one after the other: table d has out_shape[d] entries and starts
+   after the tables of dims 0..d-1 (so its length is the SUM of out_shape). Every entry must lie
+   in [0, src_shape[d]), else TT_ERR_INDEX and nothing is written. Both tensors are of `dtype`
+   (bytes are moved, no conversion); addresses are of element (0, ..., 0), strides in elements,
+   non-negative (0 broadcasts in src). dst must not overlap src. With ndim 0, one element is
+   copied. Flip (reversed tables), roll (rotated), tile and repeat (i mod n), repeat_interleave
+   and the reflect/replicate/circular pads are all this one kernel. Borrows everything. */
+tt_status tt_gather_axes(int ndim, const int64_t *out_shape,
+                         uintptr_t src, const int64_t *src_shape, const int64_t *src_strides,
+                         const int64_t *index,
+                         uintptr_t dst, const int64_t *dst_strides, int dtype);
+
+/* Lower or upper triangle of a batch of matrices (the last two of `ndim` >= 2 dims):
+   dst[..., i, j] = src[..., i, j] where (j - i <= diagonal) for upper == 0 (tril), where
+   (j - i >= diagonal) for upper != 0 (triu), and zero elsewhere (all-zero bytes: 0, 0.0, false).
+   Both of `dtype`; strides in elements, non-negative. dst may be src itself with the same strides
+   (in place); otherwise they must not overlap. Borrows everything. */
+tt_status tt_triangle(int ndim, const int64_t *shape,
+                      uintptr_t src, const int64_t *src_strides,
+                      uintptr_t dst, const int64_t *dst_strides,
+                      int dtype, int64_t diagonal, int upper);
