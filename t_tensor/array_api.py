@@ -24,6 +24,7 @@ Where t_tensor follows PyTorch rather than the standard: the default floating dt
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -32,7 +33,7 @@ from t_tensor import dtypes
 from t_tensor.creation import tensor
 from t_tensor.dtypes import DType
 from t_tensor.elementwise import bitwise_not, div, eq, ge, gt, le, lt, mul, ne, sub
-from t_tensor.interop import from_dlpack, from_numpy, wrap_numpy
+from t_tensor.interop import from_dlpack, wrap_numpy
 from t_tensor.tensor import _API_VERSIONS, Tensor, check_device
 
 __all__ = [
@@ -134,16 +135,34 @@ def _no_copy_error(why: str) -> ValueError:
     return ValueError(f"asarray: copy=False, but {why}, so a copy is needed")
 
 
+def _copied(obj: Any, target: DType | None) -> Tensor:
+    """A new tensor holding ``obj``'s values (the one copying path); errors name ``asarray``."""
+    try:
+        return tensor(obj, dtype=target)
+    except (TypeError, ValueError, RuntimeError) as error:
+        message = str(error)
+        if message.startswith("tensor:"):
+            raise type(error)("asarray:" + message[len("tensor:"):]) from None
+        raise
+
+
 def _numpy_source(array: np.ndarray, copy: bool | None) -> Tensor | None:
     """A tensor sharing ``array``'s memory, or None when sharing is impossible or unwanted."""
     if copy or (copy is None and not array.flags.writeable):
         return None  # memory NumPy considers immutable is shared only when the caller insists (copy=False)
     try:
-        return from_numpy(array) if not array.flags.writeable else wrap_numpy(array, "asarray")
+        shared = wrap_numpy(array, "asarray")
     except ValueError:  # negative or unaligned strides: a tensor cannot describe this memory
         if copy is False:
             raise _no_copy_error("the array's strides cannot be shared (negative or unaligned)") from None
         return None
+    if not array.flags.writeable:
+        warnings.warn(
+            "asarray: copy=False shares read-only memory; writing through the tensor is undefined behaviour",
+            UserWarning,
+            stacklevel=3,
+        )
+    return shared
 
 
 def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Tensor:
@@ -154,7 +173,7 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
     ValueError when that is impossible (a dtype change, Python data, a NumPy scalar, strides a
     tensor cannot describe). ``copy=None`` shares when it can and copies otherwise; read-only
     memory (a read-only array, ``bytes``) is copied then, and shared only with ``copy=False``
-    (with a warning, as :func:`from_numpy` gives). Dtypes are inferred as :func:`tensor` does:
+    (with a warning). Dtypes are inferred as :func:`tensor` does:
     Python floats give the default float dtype (float32), ints give int64.
 
     >>> import numpy as np, t_tensor as tt
@@ -177,11 +196,11 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
     elif isinstance(obj, np.ndarray):
         shared = _numpy_source(obj, copy)
         if shared is None:
-            return tensor(obj, dtype=target)
+            return _copied(obj, target)
     elif isinstance(obj, np.generic):
         if copy is False:
             raise _no_copy_error("a NumPy scalar has no memory to share")
-        return tensor(obj, dtype=target)
+        return _copied(obj, target)
     elif hasattr(obj, "__dlpack__"):
         shared = from_dlpack(obj)
     else:
@@ -190,11 +209,11 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
         except TypeError:  # not a buffer: Python numbers and (nested) sequences
             if copy is False:
                 raise _no_copy_error("Python data has no memory to share") from None
-            return tensor(obj, dtype=target)
+            return _copied(obj, target)
         array = np.asarray(view)
         shared = _numpy_source(array, copy)
         if shared is None:
-            return tensor(array, dtype=target)
+            return _copied(array, target)
 
     if target is None or target is shared.dtype:
         return shared.clone() if copy else shared

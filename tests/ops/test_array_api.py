@@ -234,9 +234,10 @@ def test_linalg_signature(name):
 
 # ---------------------------------------------------------------------- the array object
 
-# The standard's array attributes and methods (2023.12). Not here: __complex__ (no complex dtypes) and
+# The standard's array attributes and methods (2023.12). Not here: __complex__ (no complex dtypes);
 # `size`, which the standard makes the element count but PyTorch (and t_tensor) a method: x.size() is the
-# shape, x.numel() the count.
+# shape, x.numel() the count; and __imatmul__, which PyTorch does not define either: `x @= y` falls back to
+# `x = x @ y` (test_matmul_assignment).
 ARRAY_ATTRIBUTES = [
     "T", "mT", "device", "dtype", "ndim", "shape", "to_device",
     "__abs__", "__array_namespace__", "__bool__", "__dlpack__", "__dlpack_device__", "__float__", "__getitem__",
@@ -247,6 +248,7 @@ ARRAY_ATTRIBUTES = [
     for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
                "lshift", "rshift")
     for prefix in ("", "r", "i")
+    if (prefix, op) != ("i", "matmul")
 ]  # fmt: skip
 
 
@@ -254,13 +256,19 @@ def test_array_attribute_list_is_the_standard():
     standard = {n for n in dir(xp._array_object.Array) if not n.startswith("_") or n.startswith("__")}
     standard -= set(dir(object)) | {"__annotations__", "__array__", "__buffer__", "__iter__", "__module__", "__slots__",
                                     "__weakref__"}
-    assert standard - set(ARRAY_ATTRIBUTES) == {"__complex__", "size"}
+    assert standard - set(ARRAY_ATTRIBUTES) == {"__complex__", "size", "__imatmul__"}
     assert set(ARRAY_ATTRIBUTES) <= standard | {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
 
 
 @pytest.mark.parametrize("name", ARRAY_ATTRIBUTES)
 def test_array_attribute_present(name):
     assert hasattr(tt.zeros(2, 2), name), f"Tensor.{name} is missing"
+
+
+def test_matmul_assignment():
+    x = y = tt.eye(2) * 2
+    x @= tt.ones(2, 2)
+    assert x.tolist() == [[2.0, 2.0], [2.0, 2.0]] and y.tolist() == [[2.0, 0.0], [0.0, 2.0]]
 
 
 @pytest.mark.filterwarnings("ignore:The 2021.12 version:UserWarning")  # the reference serves 2022.12 then
@@ -423,12 +431,12 @@ def test_asarray_of_negative_strides_copies():
 
 def test_asarray_of_read_only_memory():
     # copy=None copies memory NumPy considers immutable (t_tensor tensors are always writable);
-    # copy=False shares it, with from_numpy's warning.
+    # copy=False shares it, with a warning.
     a = np.arange(4.0)
     a.flags.writeable = False
     got = tt.asarray(a)
     assert got.tolist() == [0.0, 1.0, 2.0, 3.0] and not np.shares_memory(got.numpy(), a)
-    with pytest.warns(UserWarning, match="not writable"):
+    with pytest.warns(UserWarning, match="asarray: copy=False shares read-only memory"):
         shared = tt.asarray(a, copy=False)
     assert np.shares_memory(shared.numpy(), a)
     data = b"\x01\x02\x03"
@@ -457,8 +465,12 @@ def test_asarray_bad_arguments():
         tt.asarray([1], copy="yes")
     with pytest.raises(TypeError):
         tt.asarray(obj=[1])  # positional-only
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="asarray: unsupported data"):
         tt.asarray(["a"])
+    with pytest.raises(ValueError, match="asarray: could not build a tensor"):
+        tt.asarray([[1], [1, 2]])
+    with pytest.raises(TypeError, match="asarray: unsupported dtype"):
+        tt.asarray(np.zeros(2, dtype=np.complex64))
     with pytest.raises(TypeError):
         tt.asarray([1], dtype="complex64")
 
