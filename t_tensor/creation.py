@@ -122,7 +122,14 @@ def ones(*size: Any, shape: Any = None, dtype: Any = None, device: Any = None) -
     return result._fill_unchecked(1)
 
 
-_REQUIRED: Any = object()  # marks an argument that has two names (torch's and the array API's)
+class _Required:
+    """The default of an argument that has two names (PyTorch's and the array API's): one must be given."""
+
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+_REQUIRED: Any = _Required()
 
 
 def full(shape: Any = _REQUIRED, fill_value: Any = _REQUIRED, *, dtype: Any = None, device: Any = None,
