@@ -658,6 +658,56 @@ def test_squeeze_axis():
         tt.squeeze(x, 0, axis=0)
 
 
+# ---------------------------------------------------------------------- data type functions
+
+
+@pytest.mark.parametrize("a", STD_DTYPES)
+def test_result_type_matches_reference(a):
+    for b in STD_DTYPES:
+        try:
+            want = xp.result_type(getattr(xp, a), getattr(xp, b))
+        except TypeError:  # mixed kinds (int and float, bool and number): the standard leaves them open
+            assert tt.result_type(getattr(tt, a), getattr(tt, b)) is tt.promote_types(getattr(tt, a), getattr(tt, b))
+            continue
+        assert tt.result_type(getattr(tt, a), getattr(tt, b)).name == str(want).split(".")[-1]
+    for scalar in (True, 3, 2.5):
+        try:
+            want = xp.result_type(xp.zeros(1, dtype=getattr(xp, a)), scalar)
+        except TypeError:
+            continue
+        assert tt.result_type(tt.zeros(1, dtype=getattr(tt, a)), scalar).name == str(want).split(".")[-1]
+
+
+@pytest.mark.parametrize("a", STD_DTYPES)
+def test_can_cast_follows_torch(a):
+    # PyTorch's can_cast allows every cast within a kind or to a higher kind (int64 -> int8 is True);
+    # the standard's only casts that promotion allows. t_tensor follows PyTorch; where the two agree
+    # is checked against the reference.
+    for b in STD_DTYPES:
+        got = tt.can_cast(getattr(tt, a), getattr(tt, b))
+        assert got == torch.can_cast(TORCH_DTYPES[getattr(tt, a)], TORCH_DTYPES[getattr(tt, b)])
+        if xp.can_cast(getattr(xp, a), getattr(xp, b)):
+            assert got, f"the standard allows {a} -> {b}"
+
+
+def test_finfo_iinfo_match_reference():
+    for name in ("float32", "float64"):
+        got, want = tt.finfo(getattr(tt, name)), xp.finfo(getattr(xp, name))
+        for field in ("bits", "eps", "max", "min", "smallest_normal"):
+            assert getattr(got, field) == getattr(want, field)
+        assert got.dtype is getattr(tt, name) and tt.finfo(tt.zeros(1, dtype=got.dtype)) == got
+    for name in ("int8", "int16", "int32", "int64", "uint8"):
+        got, want = tt.iinfo(getattr(tt, name)), xp.iinfo(getattr(xp, name))
+        assert (got.bits, got.max, got.min) == (want.bits, want.max, want.min) and got.dtype is getattr(tt, name)
+
+
+@pytest.mark.parametrize("kind", ["bool", "signed integer", "unsigned integer", "integral", "real floating",
+                                  "complex floating", "numeric", ("bool", "integral")])
+def test_isdtype_matches_reference(kind):
+    for name in STD_DTYPES:
+        assert tt.isdtype(getattr(tt, name), kind) == xp.isdtype(getattr(xp, name), kind), (name, kind)
+
+
 # ---------------------------------------------------------------------- inspection
 
 
