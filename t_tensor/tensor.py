@@ -130,7 +130,7 @@ class Tensor(ViewOps, ElementwiseOps, TensorImpl):
             )
         return t_tensor
 
-    def to_device(self, device: Any, /, *, stream: Any = None) -> Tensor:
+    def to_device(self, device: Any, /, stream: Any = None) -> Tensor:
         """This tensor on ``device``; the only device is ``'cpu'``, so it is the tensor itself.
 
         >>> import t_tensor as tt

@@ -265,6 +265,12 @@ def test_array_attribute_present(name):
     assert hasattr(tt.zeros(2, 2), name), f"Tensor.{name} is missing"
 
 
+@pytest.mark.parametrize("name", ["to_device", "__array_namespace__", "__dlpack__", "__dlpack_device__"])
+def test_array_method_signature(name):
+    problems = signature_problems(getattr(tt.Tensor, name), getattr(xp._array_object.Array, name))
+    assert not problems, f"Tensor.{name}: " + "; ".join(problems)
+
+
 def test_matmul_assignment():
     x = y = tt.eye(2) * 2
     x @= tt.ones(2, 2)
