@@ -664,6 +664,128 @@ def test_squeeze_axis():
         tt.squeeze(x, 0, axis=0)
 
 
+# ---------------------------------------------------------------------- the other families, called as the standard says
+# One call per function of the standard that other modules provide (reductions, element-wise extras,
+# manipulation, indexing, sorting, linear algebra), written once for any namespace `L` and run on
+# t_tensor and on the reference. Where PyTorch's meaning of a name differs from the standard's, t_tensor
+# follows PyTorch (TORCH_SEMANTICS gives the reason and the PyTorch call it is checked against).
+
+MATRIX = np.array([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]])
+INTEGERS = np.array([[3, 1, 2], [0, 4, -1]])
+FLAGS = np.array([True, False, True])
+
+
+def _a(L, data):
+    return L.asarray(data)
+
+
+STANDARD_CALLS = {
+    "sum": lambda L: L.sum(_a(L, MATRIX), axis=0),
+    "sum_int32": lambda L: L.sum(_a(L, INTEGERS.astype(np.int32))),
+    "prod": lambda L: L.prod(_a(L, MATRIX), axis=1, keepdims=True),
+    "mean": lambda L: L.mean(_a(L, MATRIX), axis=(0, 1)),
+    "max": lambda L: L.max(_a(L, MATRIX)),
+    "max_axis": lambda L: L.max(_a(L, MATRIX), axis=0),
+    "min_axis": lambda L: L.min(_a(L, MATRIX), axis=1, keepdims=True),
+    "std": lambda L: L.std(_a(L, MATRIX)),
+    "var": lambda L: L.var(_a(L, MATRIX), axis=0, correction=1),
+    "argmax": lambda L: L.argmax(_a(L, MATRIX), axis=1),
+    "argmin": lambda L: L.argmin(_a(L, MATRIX)),
+    "any": lambda L: L.any(_a(L, FLAGS)),
+    "all": lambda L: L.all(_a(L, MATRIX) > 0, axis=1),
+    "cumulative_sum": lambda L: L.cumulative_sum(_a(L, MATRIX), axis=1),
+    "cumulative_sum_initial": lambda L: L.cumulative_sum(_a(L, MATRIX), axis=1, include_initial=True),
+    "cumulative_sum_1d": lambda L: L.cumulative_sum(_a(L, MATRIX[0])),
+    "sort": lambda L: L.sort(_a(L, MATRIX), axis=0, descending=True),
+    "argsort": lambda L: L.argsort(_a(L, MATRIX)),
+    "searchsorted": lambda L: L.searchsorted(_a(L, np.array([1.0, 2.0, 3.0])), _a(L, np.array([2.5, 0.0])),
+                                             side="right"),
+    "unique_values": lambda L: L.unique_values(_a(L, INTEGERS)),
+    "unique_counts": lambda L: L.unique_counts(_a(L, np.array([2, 1, 2]))),
+    "unique_inverse": lambda L: L.unique_inverse(_a(L, np.array([[2, 1], [2, 3]]))),
+    "unique_all": lambda L: L.unique_all(_a(L, np.array([3, 1, 3, 0]))),
+    "nonzero": lambda L: L.nonzero(_a(L, INTEGERS)),
+    "take": lambda L: L.take(_a(L, MATRIX), _a(L, np.array([2, 0])), axis=1),
+    "where": lambda L: L.where(_a(L, MATRIX) > 1, _a(L, MATRIX), _a(L, MATRIX) * 0),
+    "clip": lambda L: L.clip(_a(L, MATRIX), 0.0, 2.0),
+    "clip_min": lambda L: L.clip(_a(L, MATRIX), min=1.0),
+    "hypot": lambda L: L.hypot(_a(L, MATRIX), _a(L, MATRIX)),
+    "copysign": lambda L: L.copysign(_a(L, MATRIX), _a(L, -MATRIX)),
+    "logaddexp": lambda L: L.logaddexp(_a(L, MATRIX), _a(L, MATRIX)),
+    "signbit": lambda L: L.signbit(_a(L, MATRIX)),
+    "positive": lambda L: L.positive(_a(L, INTEGERS)),
+    "bitwise_left_shift": lambda L: L.bitwise_left_shift(_a(L, abs(INTEGERS)), _a(L, np.ones_like(INTEGERS))),
+    "bitwise_right_shift": lambda L: L.bitwise_right_shift(_a(L, abs(INTEGERS)), _a(L, np.ones_like(INTEGERS))),
+    "concat": lambda L: L.concat([_a(L, MATRIX), _a(L, MATRIX)], axis=1),
+    "concat_flat": lambda L: L.concat([_a(L, MATRIX), _a(L, MATRIX)], axis=None),
+    "stack": lambda L: L.stack([_a(L, MATRIX), _a(L, MATRIX)], axis=-1),
+    "unstack": lambda L: L.unstack(_a(L, MATRIX), axis=1),
+    "flip": lambda L: L.flip(_a(L, MATRIX)),
+    "flip_axes": lambda L: L.flip(_a(L, MATRIX), axis=(0, 1)),
+    "roll": lambda L: L.roll(_a(L, MATRIX), 1),
+    "roll_axes": lambda L: L.roll(_a(L, MATRIX), (1, 2), axis=(0, 1)),
+    "tile": lambda L: L.tile(_a(L, MATRIX), (2, 1)),
+    "repeat": lambda L: L.repeat(_a(L, MATRIX), 2, axis=0),
+    "repeat_flat": lambda L: L.repeat(_a(L, MATRIX), 2),
+    "moveaxis": lambda L: L.moveaxis(_a(L, MATRIX), 0, 1),
+    "expand_dims": lambda L: L.expand_dims(_a(L, MATRIX), axis=1),
+    "permute_dims": lambda L: L.permute_dims(_a(L, MATRIX), (1, 0)),
+    "meshgrid": lambda L: L.meshgrid(_a(L, MATRIX[0]), _a(L, MATRIX[1, :2])),
+    "meshgrid_ij": lambda L: L.meshgrid(_a(L, MATRIX[0]), _a(L, MATRIX[1, :2]), indexing="ij"),
+    "broadcast_arrays": lambda L: L.broadcast_arrays(_a(L, MATRIX), _a(L, MATRIX[0])),
+    "broadcast_to": lambda L: L.broadcast_to(_a(L, MATRIX[0]), (2, 3)),
+    "tril": lambda L: L.tril(_a(L, MATRIX), k=1),
+    "triu": lambda L: L.triu(_a(L, MATRIX), k=-1),
+    "astype": lambda L: L.astype(_a(L, MATRIX), L.int32),
+    "astype_same": lambda L: L.astype(_a(L, MATRIX), L.float64, copy=False),
+    "matmul": lambda L: L.matmul(_a(L, MATRIX), _a(L, MATRIX.T)),
+    "matrix_transpose": lambda L: L.matrix_transpose(_a(L, MATRIX)),
+    "tensordot": lambda L: L.tensordot(_a(L, MATRIX), _a(L, MATRIX), axes=([1], [1])),
+    "vecdot": lambda L: L.vecdot(_a(L, MATRIX), _a(L, MATRIX)),
+    "linalg.vector_norm": lambda L: L.linalg.vector_norm(_a(L, MATRIX), axis=1, ord=1),
+    "linalg.matrix_norm": lambda L: L.linalg.matrix_norm(_a(L, MATRIX[:, :2])),
+    "linalg.trace": lambda L: L.linalg.trace(_a(L, MATRIX[:, :2])),
+    "linalg.outer": lambda L: L.linalg.outer(_a(L, MATRIX[0]), _a(L, MATRIX[1])),
+    "linalg.diagonal": lambda L: L.linalg.diagonal(_a(L, MATRIX)),
+    "linalg.cross": lambda L: L.linalg.cross(_a(L, MATRIX), _a(L, MATRIX[::-1].copy())),
+}
+
+TORCH_SEMANTICS = {
+    "max_axis": ("torch.max with a dimension returns (values, indices)",
+                 lambda: torch.max(torch.asarray(MATRIX), dim=0)),
+    "min_axis": ("torch.min with a dimension returns (values, indices)",
+                 lambda: torch.min(torch.asarray(MATRIX), dim=1, keepdim=True)),
+    "std": ("torch.std's default correction is 1 (the standard's: 0)", lambda: torch.std(torch.asarray(MATRIX))),
+    "sort": ("torch.sort returns (values, indices)",
+             lambda: torch.sort(torch.asarray(MATRIX), dim=0, descending=True)),
+    "nonzero": ("torch.nonzero returns one (n, ndim) tensor (the standard: a tuple; as_tuple=True)",
+                lambda: torch.nonzero(torch.asarray(INTEGERS))),
+    "meshgrid": ("torch.meshgrid's default indexing is 'ij' (the standard's: 'xy')",
+                 lambda: torch.meshgrid(torch.asarray(MATRIX[0]), torch.asarray(MATRIX[1, :2]), indexing="ij")),
+}
+
+
+def _summary(result):
+    """Type, dtype, shape and values of a result, comparable across libraries."""
+    if isinstance(result, (tuple, list)):  # tuples, lists, named tuples, torch's return types
+        return ("sequence", [_summary(r) for r in result])
+    if isinstance(result, torch.Tensor):
+        result = result.numpy()
+    array = np.from_dlpack(result) if hasattr(result, "__dlpack__") else np.asarray(result)
+    return (array.dtype.name, array.shape, array.astype(np.float64).round(6).tolist())
+
+
+@pytest.mark.parametrize("call", sorted(STANDARD_CALLS))
+def test_standard_call_matches_reference(call):
+    got = _summary(STANDARD_CALLS[call](tt))
+    if call in TORCH_SEMANTICS:
+        reason, torch_call = TORCH_SEMANTICS[call]
+        assert got == _summary(torch_call()), reason
+        assert got != _summary(STANDARD_CALLS[call](xp)), f"{call} now agrees with the standard: drop its entry"
+    else:
+        assert got == _summary(STANDARD_CALLS[call](xp))
+
+
 # ---------------------------------------------------------------------- data type functions
 
 
