@@ -12,6 +12,30 @@ The layers, in the order data flows through them (see docs/architecture.md):
 here explicitly.
 """
 
+# array API standard
+from t_tensor.array_api import (
+    __array_api_version__,
+    __array_namespace_info__,
+    asarray,
+    bitwise_invert,
+    conj,
+    divide,
+    e,
+    equal,
+    greater,
+    greater_equal,
+    imag,
+    inf,
+    less,
+    less_equal,
+    multiply,
+    nan,
+    newaxis,
+    not_equal,
+    pi,
+    real,
+    subtract,
+)
 from t_tensor.creation import (
     arange,
     as_tensor,
@@ -334,4 +358,11 @@ __all__ = [
     "initial_seed",
     "get_rng_state",
     "set_rng_state",
+    # array API standard
+    "__array_api_version__",
+    "__array_namespace_info__",
+    "asarray",
+    "bitwise_invert", "conj", "divide", "equal", "greater", "greater_equal", "imag", "less", "less_equal",
+    "multiply", "not_equal", "real", "subtract",
+    "e", "inf", "nan", "newaxis", "pi",
 ]

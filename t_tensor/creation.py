@@ -21,7 +21,7 @@ from t_tensor._capi import check, lib
 from t_tensor.dtypes import DType
 from t_tensor.interop import wrap_numpy
 from t_tensor.random import Generator, default_generator
-from t_tensor.tensor import Tensor, copy_into
+from t_tensor.tensor import Tensor, check_device, copy_into
 from t_tensor.views import _shape_args
 
 __all__ = [
@@ -55,6 +55,15 @@ def _size(args: tuple, fn: str) -> tuple[int, ...]:
     return shape
 
 
+def _shape(size: tuple, shape: Any, fn: str) -> tuple[int, ...]:
+    """The shape given positionally (``zeros(2, 3)``, ``zeros((2, 3))``) or as ``shape=`` (array API)."""
+    if shape is not None:
+        if size:
+            raise TypeError(f"{fn}: got the shape both positionally and as shape=")
+        size = (shape,)
+    return _size(size, fn)
+
+
 def _dtype(dtype: Any, default: DType, fn: str) -> DType:
     return default if dtype is None else dtypes.as_dtype(dtype, fn=fn)
 
@@ -73,47 +82,72 @@ def _scalar_dtype(value: Any) -> DType:
 # ---------------------------------------------------------------------- filled tensors
 
 
-def empty(*size: Any, dtype: Any = None) -> Tensor:
+def empty(*size: Any, shape: Any = None, dtype: Any = None, device: Any = None) -> Tensor:
     """A tensor with uninitialized memory (whatever the cached block held).
 
+    The shape is given as sizes, a tuple, or ``shape=`` (the array API spelling); ``device``
+    may only be ``'cpu'``, as for every creation function.
+
     >>> import t_tensor as tt
-    >>> tt.empty(2, 3).shape
-    (2, 3)
+    >>> tt.empty(2, 3).shape, tt.empty(shape=(4,), device="cpu").shape
+    ((2, 3), (4,))
     """
-    return Tensor._empty(_size(size, "empty"), _dtype(dtype, dtypes.get_default_dtype(), "empty"))
+    check_device(device, "empty")
+    return Tensor._empty(_shape(size, shape, "empty"), _dtype(dtype, dtypes.get_default_dtype(), "empty"))
 
 
-def zeros(*size: Any, dtype: Any = None) -> Tensor:
+def zeros(*size: Any, shape: Any = None, dtype: Any = None, device: Any = None) -> Tensor:
     """A tensor of zeros.
 
     >>> import t_tensor as tt
     >>> tt.zeros(2, dtype=tt.int32).tolist()
     [0, 0]
     """
-    shape = _size(size, "zeros")
+    check_device(device, "zeros")
+    shape = _shape(size, shape, "zeros")
     result = Tensor._empty(shape, _dtype(dtype, dtypes.get_default_dtype(), "zeros"), "zeros")
     return result._fill_unchecked(0)  # a fresh tensor: nothing to re-validate
 
 
-def ones(*size: Any, dtype: Any = None) -> Tensor:
+def ones(*size: Any, shape: Any = None, dtype: Any = None, device: Any = None) -> Tensor:
     """A tensor of ones.
 
     >>> import t_tensor as tt
     >>> tt.ones(2, 2).tolist()
     [[1.0, 1.0], [1.0, 1.0]]
     """
-    shape = _size(size, "ones")
+    check_device(device, "ones")
+    shape = _shape(size, shape, "ones")
     result = Tensor._empty(shape, _dtype(dtype, dtypes.get_default_dtype(), "ones"), "ones")
     return result._fill_unchecked(1)
 
 
-def full(size: Any, fill_value: Any, *, dtype: Any = None) -> Tensor:
+class _Required:
+    """The default of an argument that has two names (PyTorch's and the array API's): one must be given."""
+
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+_REQUIRED: Any = _Required()
+
+
+def full(shape: Any = _REQUIRED, fill_value: Any = _REQUIRED, *, dtype: Any = None, device: Any = None,
+         size: Any = _REQUIRED) -> Tensor:
     """A tensor with every element ``fill_value``; the dtype follows the value unless given.
 
+    The shape may be passed as ``shape=`` (array API) or ``size=`` (PyTorch).
+
     >>> import t_tensor as tt
-    >>> tt.full((2,), 7).tolist(), tt.full((2,), 7).dtype
-    ([7, 7], t_tensor.int64)
+    >>> tt.full((2,), 7).tolist(), tt.full((2,), 7).dtype, tt.full(size=3, fill_value=0.5).tolist()
+    ([7, 7], t_tensor.int64, [0.5, 0.5, 0.5])
     """
+    if (shape is _REQUIRED) == (size is _REQUIRED):
+        raise TypeError("full: give the shape once, positionally or as shape= or size=")
+    if fill_value is _REQUIRED:
+        raise TypeError("full: missing required argument 'fill_value'")
+    check_device(device, "full")
+    size = size if shape is _REQUIRED else shape
     shape = _size((size,) if not isinstance(size, (tuple, list)) else (tuple(size),), "full")
     target = _dtype(dtype, _scalar_dtype(fill_value), "full")
     result = Tensor._empty(shape, target, "full")
@@ -123,23 +157,27 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None) -> Tensor:
         raise type(error)(str(error).replace("fill_:", "full:", 1)) from None
 
 
-def empty_like(x: Tensor, *, dtype: Any = None) -> Tensor:
+def empty_like(x: Tensor, *, dtype: Any = None, device: Any = None) -> Tensor:
     """An uninitialized tensor with ``x``'s shape (and dtype, unless given)."""
+    check_device(device, "empty_like")
     return empty(x.shape, dtype=_dtype(dtype, x.dtype, "empty_like"))
 
 
-def zeros_like(x: Tensor, *, dtype: Any = None) -> Tensor:
+def zeros_like(x: Tensor, *, dtype: Any = None, device: Any = None) -> Tensor:
     """Zeros with ``x``'s shape and dtype."""
+    check_device(device, "zeros_like")
     return zeros(x.shape, dtype=_dtype(dtype, x.dtype, "zeros_like"))
 
 
-def ones_like(x: Tensor, *, dtype: Any = None) -> Tensor:
+def ones_like(x: Tensor, *, dtype: Any = None, device: Any = None) -> Tensor:
     """Ones with ``x``'s shape and dtype."""
+    check_device(device, "ones_like")
     return ones(x.shape, dtype=_dtype(dtype, x.dtype, "ones_like"))
 
 
-def full_like(x: Tensor, fill_value: Any, *, dtype: Any = None) -> Tensor:
+def full_like(x: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     """``fill_value`` everywhere, with ``x``'s shape and dtype."""
+    check_device(device, "full_like")
     return full(x.shape, fill_value, dtype=_dtype(dtype, x.dtype, "full_like"))
 
 
@@ -167,13 +205,14 @@ def _infer_dtype(array: np.ndarray, from_numpy: bool, fn: str) -> DType:
     raise TypeError(f"{fn}: unsupported data of NumPy dtype {array.dtype} (complex, string, ...)")
 
 
-def tensor(data: Any, *, dtype: Any = None) -> Tensor:
+def tensor(data: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, NumPy arrays, tensors).
 
     >>> import t_tensor as tt
     >>> tt.tensor([[1, 2], [3, 4]]).dtype, tt.tensor(1.5).shape, tt.tensor([True]).dtype
     (t_tensor.int64, (), t_tensor.bool)
     """
+    check_device(device, "tensor")
     target = None if dtype is None else dtypes.as_dtype(dtype, fn="tensor")
     if isinstance(data, Tensor):
         return data.to(target or data.dtype, copy=True)
@@ -183,8 +222,11 @@ def tensor(data: Any, *, dtype: Any = None) -> Tensor:
     except (ValueError, TypeError) as error:
         raise ValueError(f"tensor: could not build a tensor from the data: {error}") from None
     inferred = _infer_dtype(array, from_numpy, "tensor")
-    if array.dtype != inferred.numpy:
-        array = array.astype(inferred.numpy)
+    # Python floats keep their double precision until the one cast to an explicit target dtype
+    # (tensor([0.1], dtype=float64) is exactly 0.1, not 0.1 rounded to float32 first).
+    source_dtype = dtypes.float64 if target is not None and array.dtype == np.float64 else inferred
+    if array.dtype != source_dtype.numpy:
+        array = array.astype(source_dtype.numpy)
     elif not (array.flags.c_contiguous and array.flags.aligned):
         array = array.copy(order="C")
     source = wrap_numpy(array, "tensor")
@@ -193,7 +235,7 @@ def tensor(data: Any, *, dtype: Any = None) -> Tensor:
     return result
 
 
-def as_tensor(data: Any, *, dtype: Any = None) -> Tensor:
+def as_tensor(data: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     """Like :func:`tensor`, but shares memory when it can: a tensor of the right dtype is returned
     as is, and a NumPy array of the right dtype is wrapped without a copy.
 
@@ -202,6 +244,7 @@ def as_tensor(data: Any, *, dtype: Any = None) -> Tensor:
     >>> tt.as_tensor(a).data_ptr() == a.ctypes.data
     True
     """
+    check_device(device, "as_tensor")
     target = None if dtype is None else dtypes.as_dtype(dtype, fn="as_tensor")
     if isinstance(data, Tensor):
         return data.to(target) if target is not None else data
@@ -241,16 +284,23 @@ def _from_values(values: np.ndarray, target: DType) -> Tensor:
     return result
 
 
-def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None) -> Tensor:
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
+           stop: Any = None) -> Tensor:
     """Values from ``start`` up to (not including) ``end`` in steps of ``step``.
 
     Integer arguments give int64, any float argument gives the default float dtype. Element i
-    is ``start + i * step`` computed in double precision, as PyTorch does.
+    is ``start + i * step`` computed in double precision, as PyTorch does. ``stop=`` is the
+    array API's name for ``end``.
 
     >>> import t_tensor as tt
-    >>> tt.arange(5).tolist(), tt.arange(1, 2, 0.25).tolist()
-    ([0, 1, 2, 3, 4], [1.0, 1.25, 1.5, 1.75])
+    >>> tt.arange(5).tolist(), tt.arange(1, 2, 0.25).tolist(), tt.arange(2, stop=4).tolist()
+    ([0, 1, 2, 3, 4], [1.0, 1.25, 1.5, 1.75], [2, 3])
     """
+    check_device(device, "arange")
+    if stop is not None:
+        if end is not None:
+            raise TypeError("arange: got both end and stop (they are the same argument)")
+        end = stop
     if end is None:
         start, end = 0, start
     start, end, step = (_number(v, n, "arange") for v, n in ((start, "start"), (end, "end"), (step, "step")))
@@ -271,16 +321,22 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None) -> 
     return _from_values(values, target)
 
 
-def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None) -> Tensor:
+def linspace(start: Any, end: Any, steps: Any = _REQUIRED, *, dtype: Any = None, device: Any = None,
+             endpoint: bool = True, num: Any = _REQUIRED) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end``, both included.
 
     As in PyTorch, the first half is computed from ``start`` and the second half from ``end``,
-    so both ends are exact.
+    so both ends are exact. The array API spells ``steps`` as ``num``; with ``endpoint=False``
+    the values are the first ``num`` of ``num + 1`` points, so ``end`` is left out.
 
     >>> import t_tensor as tt
-    >>> tt.linspace(0, 1, 5).tolist()
-    [0.0, 0.25, 0.5, 0.75, 1.0]
+    >>> tt.linspace(0, 1, 5).tolist(), tt.linspace(0, 1, num=4, endpoint=False).tolist()
+    ([0.0, 0.25, 0.5, 0.75, 1.0], [0.0, 0.25, 0.5, 0.75])
     """
+    if (steps is _REQUIRED) == (num is _REQUIRED):
+        raise TypeError("linspace: give the number of points once, positionally or as steps= or num=")
+    steps = num if steps is _REQUIRED else steps
+    check_device(device, "linspace")
     start, end = float(_number(start, "start", "linspace")), float(_number(end, "end", "linspace"))
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
         raise TypeError(f"linspace: steps must be an int, got {type(steps).__name__}")
@@ -288,27 +344,36 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None) -> Tensor:
         raise RuntimeError("linspace: number of steps must be non-negative")
     target = _dtype(dtype, dtypes.get_default_dtype(), "linspace")
     _check_count(steps, "linspace")
+    count = steps
+    if not endpoint:
+        steps += 1  # the points of the closed range with one more step; the last one is dropped below
     index = np.arange(steps, dtype=np.float64)
     if steps == 1:
         values = np.array([start])
     else:
         step = (end - start) / (steps - 1)
         values = np.where(index < steps // 2, start + index * step, end - (steps - 1 - index) * step)
-    return _from_values(values, target)
+    return _from_values(values[:count], target)
 
 
-def eye(n: int, m: int | None = None, *, dtype: Any = None) -> Tensor:
-    """An n x m matrix with ones on the diagonal.
+def eye(n: int, m: int | None = None, *, k: int = 0, dtype: Any = None, device: Any = None) -> Tensor:
+    """An n x m matrix with ones on the diagonal ``k`` (0: the main one, > 0: above, < 0: below).
 
     >>> import t_tensor as tt
-    >>> tt.eye(2, 3).tolist()
-    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    >>> tt.eye(2, 3).tolist(), tt.eye(2, 3, k=1).tolist()
+    ([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
     """
+    check_device(device, "eye")
     m = n if m is None else m
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"eye: k must be an int, got {type(k).__name__}")
     result = zeros(n, m, dtype=dtype)
-    if n > 0 and m > 0:
-        # The diagonal is a strided view: one step down and one right is m + 1 elements.
-        result.as_strided((min(n, m),), (m + 1,), 0).fill_(1)
+    # The diagonal is a strided view: one step down and one right is m + 1 elements. Diagonal k
+    # starts at column k (k >= 0) or at row -k (k < 0).
+    n, m, k = int(n), int(m), int(k)
+    length = min(n, m - k) if k >= 0 else min(n + k, m)
+    if length > 0:
+        result.as_strided((length,), (m + 1,), k if k >= 0 else -k * m).fill_(1)
     return result
 
 
@@ -332,7 +397,7 @@ def _random_float(fill, size: tuple, generator: Generator | None, dtype: Any, fn
     return result
 
 
-def rand(*size: Any, generator: Generator | None = None, dtype: Any = None) -> Tensor:
+def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None) -> Tensor:
     """Uniform random numbers in [0, 1).
 
     >>> import t_tensor as tt
@@ -340,20 +405,23 @@ def rand(*size: Any, generator: Generator | None = None, dtype: Any = None) -> T
     >>> bool(((x.numpy() >= 0) & (x.numpy() < 1)).all())
     True
     """
+    check_device(device, "rand")
     return _random_float(lib.tt_random_uniform, size, generator, dtype, "rand", 0.0, 1.0)
 
 
-def randn(*size: Any, generator: Generator | None = None, dtype: Any = None) -> Tensor:
+def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None) -> Tensor:
     """Standard normal random numbers (mean 0, standard deviation 1).
 
     >>> import t_tensor as tt
     >>> abs(float(tt.randn(100_000).numpy().mean())) < 0.02
     True
     """
+    check_device(device, "randn")
     return _random_float(lib.tt_random_normal, size, generator, dtype, "randn", 0.0, 1.0)
 
 
-def randint(*args: Any, size: Any = None, generator: Generator | None = None, dtype: Any = None) -> Tensor:
+def randint(*args: Any, size: Any = None, generator: Generator | None = None, dtype: Any = None,
+            device: Any = None) -> Tensor:
     """Uniform random integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``.
 
     >>> import t_tensor as tt
@@ -361,6 +429,7 @@ def randint(*args: Any, size: Any = None, generator: Generator | None = None, dt
     >>> x.dtype, int(x.numpy().min()) >= 3, int(x.numpy().max()) < 7
     (t_tensor.int64, True, True)
     """
+    check_device(device, "randint")
     if size is not None:
         args = args + (size,)
     if len(args) == 2:

@@ -191,15 +191,29 @@ def _is_capsule(obj: Any) -> bool:
     return type(obj).__name__ == "PyCapsule"
 
 
-def from_dlpack(source: Any) -> Tensor:
+def from_dlpack(source: Any, *, device: Any = None, copy: bool | None = None) -> Tensor:
     """A tensor sharing memory with any object that speaks DLPack (or a raw DLPack capsule).
+
+    ``device`` may only be ``'cpu'``. ``copy=True`` returns a copy with its own storage;
+    ``copy=None`` and ``copy=False`` share memory (importing CPU memory never needs a copy).
 
     >>> import numpy as np, t_tensor as tt
     >>> a = np.arange(4.0)
     >>> t = tt.from_dlpack(a)
-    >>> t.tolist(), t.data_ptr() == a.ctypes.data
-    ([0.0, 1.0, 2.0, 3.0], True)
+    >>> t.tolist(), t.data_ptr() == a.ctypes.data, tt.from_dlpack(a, copy=True).data_ptr() == a.ctypes.data
+    ([0.0, 1.0, 2.0, 3.0], True, False)
     """
+    from t_tensor.tensor import check_device
+
+    check_device(device, "from_dlpack")
+    if copy not in (None, True, False):
+        raise TypeError(f"from_dlpack: copy must be True, False or None, got {copy!r}")
+    shared = _import_dlpack(source)
+    return shared.clone() if copy else shared
+
+
+def _import_dlpack(source: Any) -> Tensor:
+    """The zero-copy import behind :func:`from_dlpack`."""
     from t_tensor.tensor import Tensor
 
     if isinstance(source, Tensor):
@@ -257,7 +271,7 @@ def from_dlpack(source: Any) -> Tensor:
     nbytes = S.storage_extent(shape, strides, 0) * dtype.itemsize
     if versioned and managed.flags & _DL_READ_ONLY:
         warnings.warn("from_dlpack: the producer marked this memory read-only; the tensor shares it anyway",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=3)
 
     out = ffi.new("tt_storage **")
     check(lib.tt_storage_from_dlpack(managed, int(versioned), data, nbytes, out), "from_dlpack")

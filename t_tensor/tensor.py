@@ -24,7 +24,13 @@ from t_tensor.printing import tensor_repr
 from t_tensor.tensor_impl import TensorImpl
 from t_tensor.views import ViewOps
 
-__all__ = ["Tensor", "copy_into"]
+__all__ = ["Tensor", "check_device", "copy_into"]
+
+
+def check_device(device: Any, fn: str) -> None:
+    """Accept ``None`` or the CPU (``'cpu'``, or any object whose ``str`` is ``'cpu'``); refuse the rest."""
+    if device is not None and str(device) != "cpu":
+        raise RuntimeError(f"{fn}: only the 'cpu' device exists, got {device!r}")
 
 
 def copy_into(dst: TensorImpl, src: TensorImpl, shape: tuple[int, ...], src_strides: tuple[int, ...]) -> None:
@@ -40,6 +46,9 @@ def copy_into(dst: TensorImpl, src: TensorImpl, shape: tuple[int, ...], src_stri
 
 
 _MAX_DIMS = lib.tt_max_dims()
+
+# The array API standard versions whose namespace t_tensor is (each is a subset of the next).
+_API_VERSIONS = ("2021.12", "2022.12", "2023.12")
 
 # A scalar is written by copying from a one-element source with all strides 0 (a broadcast).
 _SCALAR_TYPES = {
@@ -104,6 +113,37 @@ class Tensor(ViewOps, ElementwiseOps, ManipulationOps, TensorImpl):
         """Where the data lives. Always ``'cpu'``."""
         return "cpu"
 
+    # ------------------------------------------------------------------ the array API standard
+
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
+        """The module holding the array API standard's functions for this tensor: ``t_tensor``.
+
+        >>> import t_tensor as tt
+        >>> tt.zeros(2).__array_namespace__() is tt
+        True
+        """
+        import t_tensor
+
+        if api_version is not None and api_version not in _API_VERSIONS:
+            raise ValueError(
+                f"__array_namespace__: unsupported array API version {api_version!r}; "
+                f"supported: {', '.join(_API_VERSIONS)}"
+            )
+        return t_tensor
+
+    def to_device(self, device: Any, /, stream: Any = None) -> Tensor:
+        """This tensor on ``device``; the only device is ``'cpu'``, so it is the tensor itself.
+
+        >>> import t_tensor as tt
+        >>> x = tt.zeros(2)
+        >>> x.to_device("cpu") is x
+        True
+        """
+        check_device(device, "to_device")
+        if stream is not None:
+            raise ValueError(f"to_device: stream must be None for the CPU, got {stream!r}")
+        return self
+
     # ------------------------------------------------------------------ copies and casts
 
     def contiguous(self) -> Tensor:
@@ -139,8 +179,7 @@ class Tensor(ViewOps, ElementwiseOps, ManipulationOps, TensorImpl):
         """
         if isinstance(dtype, str) and dtype == "cpu":
             dtype = None
-        if device is not None and str(device) != "cpu":
-            raise RuntimeError(f"to: only the 'cpu' device exists, got {device!r}")
+        check_device(device, "to")
         target = self._dtype if dtype is None else dtypes.as_dtype(dtype, fn="to")
         if target is self._dtype and not copy:
             return self

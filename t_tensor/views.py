@@ -306,9 +306,30 @@ class ViewOps:
 # ---------------------------------------------------------------------- functional forms
 
 
-def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
-    """Functional :meth:`Tensor.reshape`."""
-    return x.reshape(tuple(shape))
+def reshape(x: Tensor, shape: Sequence[int], *, copy: bool | None = None) -> Tensor:
+    """Functional :meth:`Tensor.reshape`; ``copy`` as in the array API standard.
+
+    ``copy=None`` gives a view when the strides allow it, else a copy; ``copy=True`` always
+    copies; ``copy=False`` never does, and raises ValueError when a view is impossible.
+
+    >>> import t_tensor as tt
+    >>> x = tt.arange(6).view(2, 3)
+    >>> tt.reshape(x, (3, 2), copy=False).data_ptr() == x.data_ptr()
+    True
+    >>> tt.reshape(x.T, (6,), copy=False)
+    Traceback (most recent call last):
+    ...
+    ValueError: reshape: copy=False, but the strides make a view impossible (a copy is needed)
+    """
+    if copy is None:
+        return x.reshape(tuple(shape))
+    if copy:
+        return x.clone().reshape(tuple(shape))
+    new_shape = S.infer_size(_shape_args((tuple(shape),), "reshape"), x.numel(), fn="reshape")
+    new_strides = S.view_strides(x._shape, x._strides, new_shape, fn="reshape")
+    if new_strides is None:
+        raise ValueError("reshape: copy=False, but the strides make a view impossible (a copy is needed)")
+    return x._view(new_shape, new_strides, x._offset)
 
 
 def permute(x: Tensor, dims: Sequence[int]) -> Tensor:
@@ -329,8 +350,19 @@ def t(x: Tensor) -> Tensor:
     return x.t()
 
 
-def squeeze(x: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
-    """Functional :meth:`Tensor.squeeze`."""
+def squeeze(x: Tensor, dim: int | Sequence[int] | None = None, *, axis: int | Sequence[int] | None = None) -> Tensor:
+    """Functional :meth:`Tensor.squeeze`; ``axis=`` is the array API's name for ``dim``.
+
+    As in PyTorch, a named dimension whose size is not 1 is left alone.
+
+    >>> import t_tensor as tt
+    >>> tt.squeeze(tt.zeros(1, 3, 1), axis=(0, 2)).shape
+    (3,)
+    """
+    if axis is not None:
+        if dim is not None:
+            raise TypeError("squeeze: got both dim and axis (they are the same argument)")
+        dim = axis
     return x.squeeze(dim)
 
 

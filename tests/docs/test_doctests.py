@@ -33,6 +33,7 @@ MODULES = [
     "t_tensor.interop",
     "t_tensor.random",
     "t_tensor.printing",
+    "t_tensor.array_api",
     "t_tensor._capi",
 ]
 
