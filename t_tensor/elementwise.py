@@ -606,7 +606,9 @@ def clamp(input: Any, min: Any = None, max: Any = None, *, out: Any = None) -> A
     """Each element limited to ``[min, max]``: ``minimum(maximum(input, min), max)``. Either bound
     may be None, a Python number or a tensor (broadcast). The result dtype is
     ``result_type(input, min, max)``; a NaN in the input or in a bound gives NaN, and where
-    ``min > max`` the result is ``max``, as in PyTorch.
+    ``min > max`` the result is ``max``, as in PyTorch. (PyTorch takes two numbers or two tensors;
+    a number with a tensor is fine here.) With numbers for bounds, ``out`` must be of the result
+    dtype; with tensors, of a dtype it can be cast to. Bool tensors take only one tensor bound.
 
     >>> import t_tensor as tt
     >>> tt.clamp(tt.tensor([1, 5, 9]), 2, 6).tolist(), tt.clamp(tt.tensor([1, 5, 9]), max=4.5).tolist()
@@ -618,8 +620,15 @@ def clamp(input: Any, min: Any = None, max: Any = None, *, out: Any = None) -> A
         raise TypeError(f"clamp: expected a Tensor, got {type(input).__name__}")
     bounds = [_operand(b, "clamp") for b in (min, max) if b is not None]
     dtype = dtypes.result_type(input, *bounds)
+    numbers_only = not any(isinstance(b, TensorImpl) for b in bounds)
+    if dtype is dtypes.bool and (len(bounds) == 2 or numbers_only):  # PyTorch: only maximum/minimum take bools
+        raise TypeError("clamp: not implemented for bool tensors (except with one tensor bound)")
     for bound in bounds:
         _check_scalar_converts(bound, dtype, "clamp")
+    if numbers_only and isinstance(out, TensorImpl) and out._dtype is not dtype:
+        # PyTorch's clamp to numbers writes no other out dtype (in place, a castable dtype)
+        if out is not input or not dtypes.can_cast(dtype, out._dtype):
+            raise RuntimeError(f"clamp: Found dtype {out._dtype.name} but expected {dtype.name}")
     if max is None:
         return binary("clamp_min", input, bounds[0], out)
     if min is None:
