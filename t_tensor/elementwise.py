@@ -955,8 +955,8 @@ def gelu(input: Any, approximate: str = "none") -> Any:
     ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``. Floating point only.
 
     >>> import t_tensor as tt
-    >>> [round(v, 4) for v in tt.gelu(tt.tensor([-1.0, 0.0, 1.0])).tolist()]
-    [-0.1587, 0.0, 0.8413]
+    >>> [f"{v:.4f}" for v in tt.gelu(tt.tensor([-1.0, 0.0, 1.0])).tolist()]
+    ['-0.1587', '0.0000', '0.8413']
     """
     if approximate not in ("none", "tanh"):
         raise RuntimeError("gelu: approximate argument must be either none or tanh.")
@@ -973,8 +973,8 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
     is ``x`` itself (as PyTorch). Floating point only.
 
     >>> import t_tensor as tt
-    >>> [round(v, 4) for v in tt.softplus(tt.tensor([-1.0, 0.0, 30.0])).tolist()]
-    [0.3133, 0.6931, 30.0]
+    >>> [f"{v:.4f}" for v in tt.softplus(tt.tensor([-1.0, 0.0, 30.0])).tolist()]
+    ['0.3133', '0.6931', '30.0000']
     """
     params = (_number(beta, "softplus", "beta"), _number(threshold, "softplus", "threshold"))
     return unary("softplus", input, None, params)
