@@ -1280,20 +1280,26 @@ def test_gelu_of_infinity(dtype):
     [("silu", {}), ("leaky_relu", {"negative_slope": 0.2}), ("elu", {"alpha": 1.5}), ("hardtanh", {"min_val": 0.0})],
 )
 def test_activation_inplace_flag(name, kwargs, inplace):
-    def fn(lib, x):
+    def run(lib, x):
         f = getattr(torch.nn.functional if lib is torch else tt, name)
         view = x.T
         result = f(view, inplace=inplace, **kwargs)
         assert (result is view) == inplace
+        return result, x
+
+    for pick in (0, 1):  # the result, then the base tensor (written through the view only in place)
+        check([sample(tt.float32, (3, 4), "real", 2)], lambda lib, x, pick=pick: run(lib, x)[pick])
+
+
+@pytest.mark.parametrize("name, args", [("leaky_relu_", (0.2,)), ("elu_", (1.5,)), ("hardtanh_", (-0.5, 0.5))])
+def test_activation_underscore_functions_write_in_place(name, args):
+    def run(lib, x):
+        f = getattr(torch.nn.functional if lib is torch else tt, name)
+        view = x[:, 1:]
+        assert f(view, *args) is view
         return x
 
-    check([sample(tt.float32, (3, 4), "real", 2)], fn)
-    check(
-        [sample(tt.float32, (3, 4), "real", 2)],
-        lambda lib, x: (
-            getattr(lib.nn.functional if lib is torch else tt, name + "_")(x, *kwargs.values()) if name != "silu" else x
-        ),
-    )  # noqa: E501
+    check([sample(tt.float32, (3, 4), "real", 3)], run)
 
 
 @pytest.mark.parametrize("eps", [None, 0.1, -0.5, 0.7, 0])
