@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import builtins as _builtins
 import math as _math
+import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -588,7 +589,14 @@ def where(condition: Any, input: Any = None, other: Any = None, *, out: Any = No
         raise TypeError("where: expected a condition and both input and other, or the condition alone")
     if not isinstance(condition, TensorImpl):
         raise TypeError(f"where: condition must be a Tensor, got {type(condition).__name__}")
-    if condition._dtype not in (dtypes.bool, dtypes.uint8):  # uint8 masks: accepted, as PyTorch (deprecated)
+    if condition._dtype is dtypes.uint8:  # accepted with a warning, as PyTorch
+        warnings.warn(
+            "where received a uint8 condition tensor. This behavior is deprecated and will be removed in a future "
+            "version of PyTorch. Use a boolean condition instead.",
+            UserWarning,
+            stacklevel=2,
+        )
+    elif condition._dtype is not dtypes.bool:
         raise RuntimeError(
             f"where: expected condition to be a boolean tensor, but got a tensor with dtype {condition._dtype.name}"
         )

@@ -1178,6 +1178,26 @@ def test_where_of_two_numbers_promotes_like_torch(values_):
     assert got.dtype is tt.result_type(a, b)
 
 
+def test_where_with_a_uint8_mask_warns_like_torch():
+    mask = np.array([1, 0, 7], np.uint8)
+    with pytest.warns(UserWarning, match="uint8"):
+        check([mask, np.array([1.0, 2.0, 3.0], np.float32)], lambda lib, c, x: lib.where(c, x, -x))
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda lib, c, x: lib.where(c, x.half(), 1e5),  # converted unchecked to float16: inf
+        lambda lib, c, x: lib.lerp(x.half(), x.half() * 2, 1e10),  # a float16 lerp's weight is not checked
+        lambda lib, c, x: lib.where(c, x.to(lib.uint8), -200),  # unsigned: -255..-1 wrap
+        lambda lib, c, x: lib.clamp(x.to(lib.uint8), -255),
+        lambda lib, c, x: lib.where(c, x.long(), 2**62),
+    ],
+)
+def test_scalar_conversion_quirks_match_torch(fn):
+    check([np.array([True, False, True]), np.array([1.0, 2.0, 3.0], np.float32)], fn)
+
+
 def test_where_copies_the_chosen_bits():
     x = np.array([-0.0, np.nan, 1.0, -np.inf], np.float32)
     got = check([np.array([True, True, False, True]), x], lambda lib, c, v: lib.where(c, v, 7.0))
