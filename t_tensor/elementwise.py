@@ -10,7 +10,8 @@ Every call does the same four steps, in Python, before one C call does the work:
    tensor, which broadcasts the same way.
 3. **Allocate.** A fresh contiguous output, or the caller's ``out=`` tensor (an in-place op is an
    op whose ``out`` is its first operand).
-4. **Run.** ``tt_binary`` / ``tt_unary`` in C loop over the strided operands
+4. **Run.** ``tt_binary`` / ``tt_unary`` (or their ``_param`` twins, or ``tt_ternary`` for
+   ``where``, ``clamp`` and ``lerp``) in C loop over the strided operands
    (``csrc/src/kernels/elementwise.c``).
 
 >>> import t_tensor as tt
@@ -21,6 +22,9 @@ Every call does the same four steps, in Python, before one C call does the work:
 
 from __future__ import annotations
 
+import builtins as _builtins
+import math as _math
+import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -35,24 +39,30 @@ __all__ = [
     # binary
     "add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "pow", "maximum", "minimum",
     "atan2", "bitwise_and", "bitwise_or", "bitwise_xor", "eq", "ne", "lt", "le", "gt", "ge",
-    "logical_and", "logical_or", "logical_xor",
+    "logical_and", "logical_or", "logical_xor", "hypot", "copysign", "logaddexp", "logaddexp2", "fmod",
+    "bitwise_left_shift", "bitwise_right_shift",
+    # ternary
+    "where", "clamp", "clip", "clamp_min", "clamp_max", "lerp",
     # unary
     "neg", "negative", "abs", "sign", "square", "relu", "exp", "expm1", "log", "log1p", "log2", "log10",
     "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
     "asinh", "acosh", "atanh", "floor", "ceil", "round", "trunc", "sigmoid", "erf", "bitwise_not",
-    "logical_not", "isnan", "isinf", "isfinite",
+    "logical_not", "isnan", "isinf", "isfinite", "signbit", "positive", "exp2", "logit",
+    # activations (torch.nn.functional's signatures)
+    "gelu", "silu", "softplus", "leaky_relu", "leaky_relu_", "elu", "elu_", "hardtanh", "hardtanh_",
 ]
 
 
 class _Op(NamedTuple):
     """What an op takes and gives. ``takes``: the dtypes its kernel accepts after promotion
-    ("all", "numeric" = no bool, "integral" = bool and integers, "float"); ``gives``: "same"
-    (the compute dtype), "float" (integers are promoted to the default float dtype first) or
-    "bool" (predicates)."""
+    ("all", "numeric" = no bool, "integral" = bool and integers, "integer" = integers without bool,
+    "float"); ``gives``: "same" (the compute dtype), "float" (integers are promoted to the default
+    float dtype first) or "bool" (predicates). ``param``: the op is one of ``tt_unary_param``'s."""
 
     code: int
     takes: str
     gives: str
+    param: bool = False
 
 
 _BINARY = {
@@ -78,6 +88,16 @@ _BINARY = {
     "logical_and": _Op(lib.TT_LOGICAL_AND, "all", "bool"),
     "logical_or": _Op(lib.TT_LOGICAL_OR, "all", "bool"),
     "logical_xor": _Op(lib.TT_LOGICAL_XOR, "all", "bool"),
+    "hypot": _Op(lib.TT_HYPOT, "float", "same"),
+    "copysign": _Op(lib.TT_COPYSIGN, "float", "float"),
+    "logaddexp": _Op(lib.TT_LOGADDEXP, "float", "same"),
+    "logaddexp2": _Op(lib.TT_LOGADDEXP2, "float", "same"),
+    "fmod": _Op(lib.TT_FMOD, "numeric", "same"),
+    "bitwise_left_shift": _Op(lib.TT_BITWISE_LEFT_SHIFT, "integer", "same"),
+    "bitwise_right_shift": _Op(lib.TT_BITWISE_RIGHT_SHIFT, "integer", "same"),
+    # clamp with one bound: maximum / minimum under clamp's names (so errors name clamp_min)
+    "clamp_min": _Op(lib.TT_MAXIMUM, "all", "same"),
+    "clamp_max": _Op(lib.TT_MINIMUM, "all", "same"),
 }
 
 # Unary ops of "float" kind compute integers and bools in the default float dtype, as PyTorch.
@@ -96,6 +116,16 @@ _UNARY = {
     "isnan": _Op(lib.TT_ISNAN, "all", "bool"),
     "isinf": _Op(lib.TT_ISINF, "all", "bool"),
     "isfinite": _Op(lib.TT_ISFINITE, "all", "bool"),
+    "signbit": _Op(lib.TT_SIGNBIT, "all", "bool"),
+    # float-only activations: PyTorch has no integer kernels for them
+    "gelu": _Op(lib.TT_GELU, "float", "same"),
+    "gelu_tanh": _Op(lib.TT_GELU_TANH, "float", "same"),
+    "silu": _Op(lib.TT_SILU, "float", "same"),
+    # with parameters (tt_unary_param)
+    "softplus": _Op(lib.TT_SOFTPLUS, "float", "same", True),
+    "leaky_relu": _Op(lib.TT_LEAKY_RELU, "float", "same", True),
+    "elu": _Op(lib.TT_ELU, "float", "same", True),
+    "logit": _Op(lib.TT_LOGIT, "float", "float", True),
 }
 for _name, _code in [
     ("exp", lib.TT_EXP), ("expm1", lib.TT_EXPM1), ("log", lib.TT_LOG), ("log1p", lib.TT_LOG1P),
@@ -103,7 +133,7 @@ for _name, _code in [
     ("reciprocal", lib.TT_RECIPROCAL), ("sin", lib.TT_SIN), ("cos", lib.TT_COS), ("tan", lib.TT_TAN),
     ("asin", lib.TT_ASIN), ("acos", lib.TT_ACOS), ("atan", lib.TT_ATAN), ("sinh", lib.TT_SINH),
     ("cosh", lib.TT_COSH), ("tanh", lib.TT_TANH), ("asinh", lib.TT_ASINH), ("acosh", lib.TT_ACOSH),
-    ("atanh", lib.TT_ATANH), ("sigmoid", lib.TT_SIGMOID), ("erf", lib.TT_ERF),
+    ("atanh", lib.TT_ATANH), ("sigmoid", lib.TT_SIGMOID), ("erf", lib.TT_ERF), ("exp2", lib.TT_EXP2),
 ]:
     _UNARY[_name] = _Op(_code, "float", "float")
 
@@ -121,6 +151,7 @@ _BOOL_ERRORS = {
     "neg": "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
     "a mask, use the `~` or `logical_not()` operator instead.",
     "relu": "Boolean inputs not supported for relu",
+    "positive": "The `+` operator, on a bool tensor is not supported.",
 }
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -148,12 +179,15 @@ def _compute_dtype(fn: str, op: _Op, dtype: DType) -> DType:
     """Check that the op takes `dtype` (after promotion); give the dtype it computes in."""
     if op.gives == "float" and not dtype.is_floating_point:
         return dtypes.get_default_dtype()
-    if dtype is dtypes.bool and op.takes in ("numeric", "float"):
+    if dtype is dtypes.bool and op.takes in ("numeric", "float", "integer"):
         if fn in _BOOL_ERRORS:
             raise RuntimeError(f"{fn}: {_BOOL_ERRORS[fn]}")
         raise TypeError(f"{fn}: not implemented for bool tensors")
-    if dtype.is_floating_point and op.takes == "integral":
-        raise TypeError(f"{fn}: only integer and bool tensors are supported, got {dtype.name}")
+    if dtype.is_floating_point and op.takes in ("integral", "integer"):
+        kinds = "integer" if op.takes == "integer" else "integer and bool"
+        raise TypeError(f"{fn}: only {kinds} tensors are supported, got {dtype.name}")
+    if op.takes == "float" and not dtype.is_floating_point:
+        raise TypeError(f"{fn}: not implemented for {dtype.name} tensors (only floating point)")
     return dtype
 
 
@@ -247,9 +281,11 @@ def _scaled(fn: str, input: Any, other: Any, alpha: Any) -> Any:
     return binary("mul", other, alpha) if isinstance(other, TensorImpl) else other * alpha
 
 
-def unary(fn: str, x: Any, out: Any = None) -> Any:
-    """Run the unary op `fn` ("exp", "isnan", ...) with promotion and optional `out`."""
+def unary(fn: str, x: Any, out: Any = None, params: tuple[float, float] = (0.0, 0.0), name: str = "") -> Any:
+    """Run the unary op `fn` ("exp", "isnan", ...) with promotion and optional `out`; `params` go to
+    the ops of ``tt_unary_param``. `name` (default `fn`) is the function errors are reported as."""
     op = _UNARY[fn]
+    fn = name or fn
     if not isinstance(x, TensorImpl):
         raise TypeError(f"{fn}: expected a Tensor, got {type(x).__name__}")
     dtype = _compute_dtype(fn, op, x._dtype)
@@ -259,8 +295,54 @@ def unary(fn: str, x: Any, out: Any = None) -> Any:
     x, x_strides = _as_input(x, dtype, x._shape, x, fn)
     result_dtype = dtypes.bool if op.gives == "bool" else dtype
     result, copy_to = _output(fn, x._shape, result_dtype, out, x, ((x, x_strides),))
-    status = lib.tt_unary(op.code, len(x._shape), x._shape, x.data_ptr(), x_strides, result.data_ptr(),
-                          result._strides, dtype.code)
+    if op.param:
+        status = lib.tt_unary_param(op.code, len(x._shape), x._shape, x.data_ptr(), x_strides, result.data_ptr(),
+                                    result._strides, dtype.code, *params)
+    else:
+        status = lib.tt_unary(op.code, len(x._shape), x._shape, x.data_ptr(), x_strides, result.data_ptr(),
+                              result._strides, dtype.code)
+    check(status, fn)
+    return result if copy_to is None else copy_to.copy_(result)
+
+
+def _check_scalar_converts(value: Any, dtype: DType, fn: str) -> None:
+    """Refuse a Python number that `dtype` cannot hold, by PyTorch's rule for scalar arguments of
+    where, clamp and lerp (c10's ``overflows``): integers must fit (an unsigned dtype also takes
+    -max..-1, which wraps), and a finite float must be within the float dtype's range (inf and NaN
+    pass). Arithmetic operators wrap instead; this check is only for these functions."""
+    if isinstance(value, TensorImpl) or dtype is dtypes.bool:
+        return
+    if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
+        raise RuntimeError(f"{fn}: Overflow when unpacking long: {value} does not fit in int64")
+    if dtype.kind in "iu":
+        info = dtypes.iinfo(dtype)
+        low = -info.max if dtype.kind == "u" else info.min
+        fits = low <= value <= info.max
+    else:
+        fits = not (_math.isfinite(value) and _builtins.abs(value) > dtypes.finfo(dtype).max)
+    if not fits:
+        raise RuntimeError(f"{fn}: value {value} cannot be converted to type {dtype.name} without overflow")
+
+
+def _broadcast_inputs(fn: str, values: list, in_dtypes: list[DType], template: TensorImpl):
+    """The broadcast shape of the tensors among `values`, and each value as (tensor, strides) at
+    that shape in its dtype (see `_as_input`)."""
+    shapes = [v._shape for v in values if isinstance(v, TensorImpl)]
+    shape = S.broadcast_shapes(*shapes, fn=fn)
+    return shape, [_as_input(v, d, shape, template, fn) for v, d in zip(values, in_dtypes, strict=True)]
+
+
+def ternary(fn: str, code: int, a: Any, b: Any, c: Any, a_dtype: DType, dtype: DType, out: Any = None) -> Any:
+    """Run ``tt_ternary`` (WHERE, CLAMP, LERP): `a` converted to `a_dtype`, `b` and `c` to `dtype`,
+    all three broadcast; the result is of `dtype`. Python numbers must already be checked."""
+    template = next(v for v in (a, b, c) if isinstance(v, TensorImpl))
+    shape, inputs = _broadcast_inputs(fn, [a, b, c], [a_dtype, dtype, dtype], template)
+    result, copy_to = _output(fn, shape, dtype, out, template, inputs)
+    (a, a_strides), (b, b_strides), (c, c_strides) = inputs
+    status = lib.tt_ternary(
+        code, len(shape), shape, a.data_ptr(), a_strides, b.data_ptr(), b_strides, c.data_ptr(), c_strides,
+        result.data_ptr(), result._strides, dtype.code,
+    )
     check(status, fn)
     return result if copy_to is None else copy_to.copy_(result)
 
@@ -414,6 +496,200 @@ def logical_or(input: Any, other: Any, *, out: Any = None) -> Any:
 def logical_xor(input: Any, other: Any, *, out: Any = None) -> Any:
     """True where exactly one is nonzero."""
     return binary("logical_xor", input, other, out)
+
+
+def hypot(input: Any, other: Any, *, out: Any = None) -> Any:
+    """``sqrt(input**2 + other**2)`` without overflow in the squares; floating point only.
+
+    >>> import t_tensor as tt
+    >>> tt.hypot(tt.tensor([3.0, 5.0]), tt.tensor([4.0, 12.0])).tolist()
+    [5.0, 13.0]
+    """
+    return binary("hypot", input, other, out)
+
+
+def copysign(input: Any, other: Any, *, out: Any = None) -> Any:
+    """The magnitude of `input` with the sign of `other` (sign bit, so -0.0 counts as negative);
+    integers give the default float dtype.
+
+    >>> import t_tensor as tt
+    >>> tt.copysign(tt.tensor([1, 2, 3]), tt.tensor([-1.0, 0.0, -0.0])).tolist()
+    [-1.0, 2.0, -3.0]
+    """
+    return binary("copysign", input, other, out)
+
+
+def logaddexp(input: Any, other: Any, *, out: Any = None) -> Any:
+    """``log(exp(input) + exp(other))``, computed as ``max + log1p(exp(-|input - other|))`` so it
+    neither overflows nor loses small terms; floating point only.
+
+    >>> import t_tensor as tt
+    >>> tt.logaddexp(tt.tensor([1000.0, -float("inf")]), tt.tensor([1000.0, 2.0])).tolist()
+    [1000.6931762695312, 2.0]
+    """
+    return binary("logaddexp", input, other, out)
+
+
+def logaddexp2(input: Any, other: Any, *, out: Any = None) -> Any:
+    """``log2(2**input + 2**other)``, computed stably; floating point only."""
+    return binary("logaddexp2", input, other, out)
+
+
+def fmod(input: Any, other: Any, *, out: Any = None) -> Any:
+    """C's remainder: the result takes the sign of `input` (``remainder`` takes the divisor's).
+    Integer division by zero raises.
+
+    >>> import t_tensor as tt
+    >>> tt.fmod(tt.tensor([7, -7]), 3).tolist(), tt.remainder(tt.tensor([7, -7]), 3).tolist()
+    ([1, -1], [1, 2])
+    """
+    return binary("fmod", input, other, out)
+
+
+def bitwise_left_shift(input: Any, other: Any, *, out: Any = None) -> Any:
+    """``input << other`` for integer tensors, wrapping to the dtype; a shift by a negative amount
+    or by 64 or more gives 0 (PyTorch's rule).
+
+    >>> import t_tensor as tt
+    >>> (tt.tensor([1, 3], dtype=tt.int8) << tt.tensor([7, 1], dtype=tt.int8)).tolist()
+    [-128, 6]
+    """
+    return binary("bitwise_left_shift", input, other, out)
+
+
+def bitwise_right_shift(input: Any, other: Any, *, out: Any = None) -> Any:
+    """``input >> other`` (arithmetic: negative numbers stay negative); a shift by a negative amount
+    or by 64 or more gives -1 for negative inputs and 0 for the others.
+
+    >>> import t_tensor as tt
+    >>> (tt.tensor([-8, 8]) >> 2).tolist(), (tt.tensor([-8, 8]) >> 70).tolist()
+    ([-2, 2], [-1, 0])
+    """
+    return binary("bitwise_right_shift", input, other, out)
+
+
+# ---------------------------------------------------------------------- where, clamp, lerp
+
+
+def where(condition: Any, input: Any = None, other: Any = None, *, out: Any = None) -> Any:
+    """``input`` where `condition` is true, else ``other``; all three broadcast. The result dtype is
+    ``result_type(input, other)`` (Python numbers take part as in arithmetic). With the condition
+    alone, the indices of its true elements: ``nonzero(condition, as_tuple=True)``.
+
+    >>> import t_tensor as tt
+    >>> x = tt.tensor([[1, -2], [-3, 4]])
+    >>> tt.where(x > 0, x, 0.5).tolist()
+    [[1.0, 0.5], [0.5, 4.0]]
+    """
+    if input is None and other is None:
+        from t_tensor.indexing import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where: expected a condition and both input and other, or the condition alone")
+    if not isinstance(condition, TensorImpl):
+        raise TypeError(f"where: condition must be a Tensor, got {type(condition).__name__}")
+    if condition._dtype is dtypes.uint8:  # accepted with a warning, as PyTorch
+        warnings.warn(
+            "where received a uint8 condition tensor. This behavior is deprecated and will be removed in a future "
+            "version of PyTorch. Use a boolean condition instead.",
+            UserWarning,
+            stacklevel=2,
+        )
+    elif condition._dtype is not dtypes.bool:
+        raise RuntimeError(
+            f"where: expected condition to be a boolean tensor, but got a tensor with dtype {condition._dtype.name}"
+        )
+    input, other = _operand(input, "where"), _operand(other, "where")
+    dtype = dtypes.result_type(input, other)
+    for value in (input, other):
+        if dtype is not dtypes.float16:  # PyTorch converts a number to float16 unchecked here (1e5 -> inf)
+            _check_scalar_converts(value, dtype, "where")
+    if out is not None and isinstance(out, TensorImpl) and out._dtype is not dtype:
+        raise RuntimeError(f"where: Expected out type to be {dtype.name} but got {out._dtype.name}")
+    return ternary("where", lib.TT_WHERE, condition, input, other, dtypes.bool, dtype, out)
+
+
+def clamp(input: Any, min: Any = None, max: Any = None, *, out: Any = None) -> Any:
+    """Each element limited to ``[min, max]``: ``minimum(maximum(input, min), max)``. Either bound
+    may be None, a Python number or a tensor (broadcast). The result dtype is
+    ``result_type(input, min, max)``; a NaN in the input or in a bound gives NaN, and where
+    ``min > max`` the result is ``max``, as in PyTorch. (PyTorch takes two numbers or two tensors;
+    a number with a tensor is fine here.) With numbers for bounds, ``out`` must be of the result
+    dtype; with tensors, of a dtype it can be cast to. Bool tensors take only one tensor bound.
+
+    >>> import t_tensor as tt
+    >>> tt.clamp(tt.tensor([1, 5, 9]), 2, 6).tolist(), tt.clamp(tt.tensor([1, 5, 9]), max=4.5).tolist()
+    ([2, 5, 6], [1.0, 4.5, 4.5])
+    """
+    if min is None and max is None:
+        raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
+    if not isinstance(input, TensorImpl):
+        raise TypeError(f"clamp: expected a Tensor, got {type(input).__name__}")
+    bounds = [_operand(b, "clamp") for b in (min, max) if b is not None]
+    dtype = dtypes.result_type(input, *bounds)
+    numbers_only = not any(isinstance(b, TensorImpl) for b in bounds)
+    if dtype is dtypes.bool and (len(bounds) == 2 or numbers_only):  # PyTorch: only maximum/minimum take bools
+        raise TypeError("clamp: not implemented for bool tensors (except with one tensor bound)")
+    for bound in bounds:
+        _check_scalar_converts(bound, dtype, "clamp")
+    if numbers_only and isinstance(out, TensorImpl) and out._dtype is not dtype:
+        # PyTorch's clamp to numbers writes no other out dtype (in place, a castable dtype)
+        if out is not input or not dtypes.can_cast(dtype, out._dtype):
+            raise RuntimeError(f"clamp: Found dtype {out._dtype.name} but expected {dtype.name}")
+    if max is None:
+        return binary("clamp_min", input, bounds[0], out)
+    if min is None:
+        return binary("clamp_max", input, bounds[0], out)
+    return ternary("clamp", lib.TT_CLAMP, input, bounds[0], bounds[1], dtype, dtype, out)
+
+
+clip = clamp
+
+
+def clamp_min(input: Any, min: Any, *, out: Any = None) -> Any:
+    """``clamp(input, min=min)``."""
+    return clamp(input, min, None, out=out)
+
+
+def clamp_max(input: Any, max: Any, *, out: Any = None) -> Any:
+    """``clamp(input, max=max)``."""
+    return clamp(input, None, max, out=out)
+
+
+def lerp(input: Any, end: Any, weight: Any, *, out: Any = None) -> Any:
+    """Linear interpolation ``input + weight * (end - input)``, computed as PyTorch does (from the
+    nearer end: ``end - (end - input) * (1 - weight)`` when ``|weight| >= 0.5``). `input` and `end`
+    are floating point tensors of one dtype; `weight` is a number or a tensor of that dtype. All
+    broadcast.
+
+    >>> import t_tensor as tt
+    >>> tt.lerp(tt.tensor([0.0, 10.0]), tt.tensor([10.0, 20.0]), 0.25).tolist()
+    [2.5, 12.5]
+    """
+    for name, value in (("input", input), ("end", end)):
+        if not isinstance(value, TensorImpl):
+            raise TypeError(f"lerp: {name} must be a Tensor, got {type(value).__name__}")
+    dtype = input._dtype
+    if not dtype.is_floating_point:
+        raise TypeError(f"lerp: not implemented for {dtype.name} tensors (only floating point)")
+    weight = _operand(weight, "lerp")
+    for name, value in (("end", end), ("weight", weight)):
+        if isinstance(value, TensorImpl) and value._dtype is not dtype:
+            raise RuntimeError(f"lerp: expected dtype {dtype.name} for `{name}` but got dtype {value._dtype.name}")
+    if isinstance(weight, TensorImpl):
+        return ternary("lerp", lib.TT_LERP, input, end, weight, dtype, dtype, out)
+    if dtype is not dtypes.float16:  # as where: PyTorch checks a float32 weight, not a float16 one
+        _check_scalar_converts(weight, dtype, "lerp")
+    shape, inputs = _broadcast_inputs("lerp", [input, end], [dtype, dtype], input)
+    result, copy_to = _output("lerp", shape, dtype, out, input, inputs)
+    (a, a_strides), (b, b_strides) = inputs
+    status = lib.tt_binary_param(
+        lib.TT_LERP_SCALAR, len(shape), shape, a.data_ptr(), a_strides, b.data_ptr(), b_strides,
+        result.data_ptr(), result._strides, dtype.code, float(weight),
+    )
+    check(status, "lerp")
+    return result if copy_to is None else copy_to.copy_(result)
 
 
 # ---------------------------------------------------------------------- unary functions
@@ -629,6 +905,142 @@ def isfinite(input: Any, *, out: Any = None) -> Any:
     return unary("isfinite", input, out)
 
 
+def signbit(input: Any, *, out: Any = None) -> Any:
+    """True where the sign bit is set: negative numbers, -0.0 and NaNs with the sign bit.
+
+    >>> import t_tensor as tt
+    >>> tt.signbit(tt.tensor([-1.0, -0.0, 0.0, 2.0])).tolist()
+    [True, True, False, False]
+    """
+    return unary("signbit", input, out)
+
+
+def positive(input: Any) -> Any:
+    """`input` itself (the array API's ``+x``); bool tensors are refused, as in PyTorch."""
+    if not isinstance(input, TensorImpl):
+        raise TypeError(f"positive: expected a Tensor, got {type(input).__name__}")
+    if input._dtype is dtypes.bool:
+        raise RuntimeError(f"positive: {_BOOL_ERRORS['positive']}")
+    return input
+
+
+def exp2(input: Any, *, out: Any = None) -> Any:
+    """``2 ** x``; integers give the default float dtype."""
+    return unary("exp2", input, out)
+
+
+def logit(input: Any, eps: float | None = None, *, out: Any = None) -> Any:
+    """``log(x / (1 - x))``, the inverse of ``sigmoid``; with `eps`, x is first clamped to
+    ``[eps, 1 - eps]``. Integers give the default float dtype.
+
+    >>> import t_tensor as tt
+    >>> tt.logit(tt.tensor([0.5, 0.0]), eps=0.25).tolist()
+    [0.0, -1.0986123085021973]
+    """
+    params = (0.0, 0.0) if eps is None else (_number(eps, "logit", "eps"), 1.0)
+    return unary("logit", input, out, params)
+
+
+def _number(value: Any, fn: str, name: str) -> float:
+    """A parameter that must be a real number, as a Python float."""
+    if isinstance(value, (bool, int, float, np.integer, np.floating)):
+        return float(value)
+    raise TypeError(f"{fn}: {name} must be a number, got {type(value).__name__}")
+
+
+def _inplace_target(fn: str, input: Any, inplace: bool) -> Any:
+    if not isinstance(input, TensorImpl):
+        raise TypeError(f"{fn}: expected a Tensor, got {type(input).__name__}")
+    return input if inplace else None
+
+
+# ---------------------------------------------------------------------- activations
+
+
+def gelu(input: Any, approximate: str = "none") -> Any:
+    """Gaussian error linear unit: ``x * Phi(x)`` with Phi the normal CDF, exactly
+    (``0.5 * x * (1 + erf(x / sqrt(2)))``) or, with ``approximate="tanh"``,
+    ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``. Floating point only.
+
+    >>> import t_tensor as tt
+    >>> [f"{v:.4f}" for v in tt.gelu(tt.tensor([-1.0, 0.0, 1.0])).tolist()]
+    ['-0.1587', '0.0000', '0.8413']
+    """
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("gelu: approximate argument must be either none or tanh.")
+    return unary("gelu" if approximate == "none" else "gelu_tanh", input, name="gelu")
+
+
+def silu(input: Any, inplace: bool = False) -> Any:
+    """``x * sigmoid(x)`` (also called swish). Floating point only."""
+    return unary("silu", input, _inplace_target("silu", input, inplace))
+
+
+def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
+    """``log(1 + exp(beta * x)) / beta``, a smooth relu; where ``beta * x > threshold`` the result
+    is ``x`` itself (as PyTorch). Floating point only.
+
+    >>> import t_tensor as tt
+    >>> [f"{v:.4f}" for v in tt.softplus(tt.tensor([-1.0, 0.0, 30.0])).tolist()]
+    ['0.3133', '0.6931', '30.0000']
+    """
+    params = (_number(beta, "softplus", "beta"), _number(threshold, "softplus", "threshold"))
+    return unary("softplus", input, None, params)
+
+
+def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Any:
+    """``x`` where ``x > 0``, else ``negative_slope * x``. Floating point only."""
+    params = (_number(negative_slope, "leaky_relu", "negative_slope"), 0.0)
+    return unary("leaky_relu", input, _inplace_target("leaky_relu", input, inplace), params)
+
+
+def leaky_relu_(input: Any, negative_slope: float = 0.01) -> Any:
+    """``leaky_relu`` in place."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:
+    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``. Floating point only."""
+    params = (_number(alpha, "elu", "alpha"), 0.0)
+    return unary("elu", input, _inplace_target("elu", input, inplace), params)
+
+
+def elu_(input: Any, alpha: float = 1.0) -> Any:
+    """``elu`` in place."""
+    return elu(input, alpha, inplace=True)
+
+
+def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Any:
+    """``clamp(input, min_val, max_val)``; integer tensors take the limits truncated to integers
+    and keep their dtype (PyTorch's rule), bool tensors are refused.
+
+    >>> import t_tensor as tt
+    >>> tt.hardtanh(tt.tensor([-3.0, 0.5, 2.0])).tolist(), tt.hardtanh(tt.tensor([-5, 5]), -2.5, 3.5).tolist()
+    ([-1.0, 0.5, 1.0], [-2, 3])
+    """
+    out = _inplace_target("hardtanh", input, inplace)
+    low, high = _number(min_val, "hardtanh", "min_val"), _number(max_val, "hardtanh", "max_val")
+    if low > high:
+        raise ValueError("hardtanh: min_val cannot be greater than max_val")
+    if input._dtype is dtypes.bool:
+        raise RuntimeError("hardtanh: Bool inputs not supported for hardtanh")
+    if input._dtype.kind in "iu":
+        if not (_math.isfinite(low) and _math.isfinite(high)):
+            raise RuntimeError("hardtanh: integer tensors need finite limits")
+        low, high = int(low), int(high)
+        if input._dtype is dtypes.uint8 and (low < 0 or high < 0):
+            raise RuntimeError("hardtanh: cannot do hardtanh on an unsigned type with negative limits")
+    try:
+        return clamp(input, low, high, out=out)
+    except RuntimeError as error:  # report it as hardtanh's
+        raise RuntimeError(f"hardtanh: {str(error).removeprefix('clamp: ')}") from None
+
+
+def hardtanh_(input: Any, min_val: float = -1.0, max_val: float = 1.0) -> Any:
+    """``hardtanh`` in place."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
 # ---------------------------------------------------------------------- Tensor methods and operators
 
 
@@ -665,7 +1077,7 @@ class ElementwiseOps:
     def __rpow__(self, other): return binary("pow", other, self)
     def __ipow__(self, other): return binary("pow", self, other, self)
     def __neg__(self): return unary("neg", self)
-    def __pos__(self): return self
+    def __pos__(self): return positive(self)
     def __abs__(self): return unary("abs", self)
 
     # bits and logic
@@ -678,6 +1090,12 @@ class ElementwiseOps:
     def __xor__(self, other): return binary("bitwise_xor", self, other)
     def __rxor__(self, other): return binary("bitwise_xor", other, self)
     def __ixor__(self, other): return binary("bitwise_xor", self, other, self)
+    def __lshift__(self, other): return binary("bitwise_left_shift", self, other)
+    def __rlshift__(self, other): return binary("bitwise_left_shift", other, self)
+    def __ilshift__(self, other): return binary("bitwise_left_shift", self, other, self)
+    def __rshift__(self, other): return binary("bitwise_right_shift", self, other)
+    def __rrshift__(self, other): return binary("bitwise_right_shift", other, self)
+    def __irshift__(self, other): return binary("bitwise_right_shift", self, other, self)
 
     def __invert__(self):
         if self._dtype.is_floating_point:
@@ -717,6 +1135,26 @@ class ElementwiseOps:
     def logical_and(self, other, *, out=None): return binary("logical_and", self, other, out)
     def logical_or(self, other, *, out=None): return binary("logical_or", self, other, out)
     def logical_xor(self, other, *, out=None): return binary("logical_xor", self, other, out)
+    def hypot(self, other, *, out=None): return binary("hypot", self, other, out)
+    def copysign(self, other, *, out=None): return binary("copysign", self, other, out)
+    def logaddexp(self, other, *, out=None): return binary("logaddexp", self, other, out)
+    def logaddexp2(self, other, *, out=None): return binary("logaddexp2", self, other, out)
+    def fmod(self, other, *, out=None): return binary("fmod", self, other, out)
+    def bitwise_left_shift(self, other, *, out=None): return binary("bitwise_left_shift", self, other, out)
+    def bitwise_right_shift(self, other, *, out=None): return binary("bitwise_right_shift", self, other, out)
+
+    # where, clamp, lerp
+    def where(self, condition, other): return where(condition, self, other)
+    def clamp(self, min=None, max=None, *, out=None): return clamp(self, min, max, out=out)
+    clip = clamp
+    def clamp_min(self, min, *, out=None): return clamp(self, min, None, out=out)
+    def clamp_max(self, max, *, out=None): return clamp(self, None, max, out=out)
+    def clamp_(self, min=None, max=None): return clamp(self, min, max, out=self)
+    clip_ = clamp_
+    def clamp_min_(self, min): return clamp(self, min, None, out=self)
+    def clamp_max_(self, max): return clamp(self, None, max, out=self)
+    def lerp(self, end, weight, *, out=None): return lerp(self, end, weight, out=out)
+    def lerp_(self, end, weight): return lerp(self, end, weight, out=self)
 
     # methods, binary in place
     def add_(self, other, *, alpha=1): return add(self, other, alpha=alpha, out=self)
@@ -727,6 +1165,11 @@ class ElementwiseOps:
     def floor_divide_(self, other): return binary("floor_divide", self, other, self)
     def remainder_(self, other): return binary("remainder", self, other, self)
     def pow_(self, exponent): return binary("pow", self, exponent, self)
+    def hypot_(self, other): return binary("hypot", self, other, self)
+    def copysign_(self, other): return binary("copysign", self, other, self)
+    def fmod_(self, other): return binary("fmod", self, other, self)
+    def bitwise_left_shift_(self, other): return binary("bitwise_left_shift", self, other, self)
+    def bitwise_right_shift_(self, other): return binary("bitwise_right_shift", self, other, self)
 
     # methods, unary (and their in-place forms)
     def neg(self, *, out=None): return unary("neg", self, out)
@@ -767,6 +1210,17 @@ class ElementwiseOps:
     def isnan(self): return unary("isnan", self)
     def isinf(self): return unary("isinf", self)
     def isfinite(self): return unary("isfinite", self)
+    def signbit(self, *, out=None): return unary("signbit", self, out)
+    def positive(self): return positive(self)
+    def exp2(self, *, out=None): return unary("exp2", self, out)
+    def logit(self, eps=None, *, out=None): return logit(self, eps, out=out)
+    # activations (torch has these in torch.nn.functional only; here they are methods too)
+    def gelu(self, approximate="none"): return gelu(self, approximate)
+    def silu(self): return silu(self)
+    def softplus(self, beta=1.0, threshold=20.0): return softplus(self, beta, threshold)
+    def leaky_relu(self, negative_slope=0.01): return leaky_relu(self, negative_slope)
+    def elu(self, alpha=1.0): return elu(self, alpha)
+    def hardtanh(self, min_val=-1.0, max_val=1.0): return hardtanh(self, min_val, max_val)
 
     def neg_(self): return unary("neg", self, self)
     def abs_(self): return unary("abs", self, self)
@@ -800,3 +1254,5 @@ class ElementwiseOps:
     def ceil_(self): return unary("ceil", self, self)
     def round_(self): return unary("round", self, self)
     def trunc_(self): return unary("trunc", self, self)
+    def exp2_(self): return unary("exp2", self, self)
+    def logit_(self, eps=None): return logit(self, eps, out=self)

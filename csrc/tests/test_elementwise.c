@@ -53,7 +53,7 @@ static int run_binary(int op, int dtype) {
         CHECK(s2 == s1 && s3 == s1, "op %d dtype %d: support must not depend on the layout", op, dtype);
         return 0;
     }
-    int division = op == TT_FLOOR_DIVIDE || op == TT_REMAINDER;
+    int division = op == TT_FLOOR_DIVIDE || op == TT_REMAINDER || op == TT_FMOD;
     int integer = dtype != TT_FLOAT16 && dtype != TT_FLOAT32 && dtype != TT_FLOAT64;
     tt_status expected = division && integer ? TT_ERR_ZERO_DIVISION : TT_OK;  /* b holds a 0 */
     CHECK_STATUS(s1, expected, "contiguous loop");
@@ -79,6 +79,47 @@ static int run_unary(int op, int dtype) {
     return 1;
 }
 
+/* The parameterized and ternary entries, in the same three loop shapes. */
+static int run_unary_param(int op, int dtype) {
+    _Alignas(64) char x[N * 8], out[N * 8];
+    fill_edges(x, dtype, 0);
+    const int64_t shape[1] = {N}, unit[1] = {1}, half_shape[1] = {N / 2}, two[1] = {2};
+    tt_status s1 = tt_unary_param(op, 1, shape, (uintptr_t)x, unit, (uintptr_t)out, unit, dtype, 0.5, 1.0);
+    tt_status s2 = tt_unary_param(op, 1, half_shape, (uintptr_t)x, two, (uintptr_t)out, two, dtype, -2.0, 0.0);
+    tt_status s3 = tt_unary_param(op, 1, shape, (uintptr_t)x, unit, (uintptr_t)x, unit, dtype, 1e30, 1.0);
+    if (s1 == TT_ERR_UNSUPPORTED_DTYPE) {
+        CHECK(s2 == s1 && s3 == s1, "unary param op %d dtype %d: support must not depend on the layout", op, dtype);
+        return 0;
+    }
+    CHECK_STATUS(s1, TT_OK, "unary param contiguous");
+    CHECK_STATUS(s2, TT_OK, "unary param strided");
+    CHECK_STATUS(s3, TT_OK, "unary param in place");
+    return 1;
+}
+
+static int run_ternary(int op, int dtype) {
+    _Alignas(64) char a[N * 8], b[N * 8], c[N * 8], out[N * 8];
+    fill_edges(a, op == TT_WHERE ? TT_BOOL : dtype, 0);
+    fill_edges(b, dtype, 3);
+    fill_edges(c, dtype, 5);
+    const int64_t shape[1] = {N}, unit[1] = {1}, zero[1] = {0}, half_shape[1] = {N / 2}, two[1] = {2};
+    uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b, pc = (uintptr_t)c, po = (uintptr_t)out;
+    tt_status s1 = tt_ternary(op, 1, shape, pa, unit, pb, unit, pc, unit, po, unit, dtype);
+    tt_status s2 = tt_ternary(op, 1, shape, pa, unit, pb, zero, pc, zero, po, unit, dtype);
+    tt_status s3 = tt_ternary(op, 1, shape, pa, unit, pb, unit, pc, zero, po, unit, dtype);
+    tt_status s4 = tt_ternary(op, 1, half_shape, pa, two, pb, two, pc, two, po, two, dtype);
+    if (s1 == TT_ERR_UNSUPPORTED_DTYPE) {
+        CHECK(s2 == s1 && s3 == s1 && s4 == s1, "ternary op %d dtype %d: support must not depend on the layout", op,
+              dtype);
+        return 0;
+    }
+    CHECK_STATUS(s1, TT_OK, "ternary contiguous");
+    CHECK_STATUS(s2, TT_OK, "ternary scalar operands");
+    CHECK_STATUS(s3, TT_OK, "ternary one scalar operand");
+    CHECK_STATUS(s4, TT_OK, "ternary strided");
+    return 1;
+}
+
 static int64_t binary_i64(int op, int64_t a, int64_t b, tt_status *status) {
     int64_t out = 0;
     const int64_t shape[1] = {1}, unit[1] = {1};
@@ -99,6 +140,16 @@ static void test_integer_semantics(void) {
     CHECK_EQ(binary_i64(TT_POW, 3, -1, &s), 0, "3 ** -1 truncates");
     CHECK_EQ(binary_i64(TT_POW, -1, -3, &s), -1, "(-1) ** -3");
     CHECK_EQ(binary_i64(TT_POW, 2, 62, &s), (int64_t)1 << 62, "2 ** 62");
+    CHECK_EQ(binary_i64(TT_FMOD, -7, 2, &s), -1, "fmod(-7, 2)");
+    CHECK_EQ(binary_i64(TT_FMOD, INT64_MIN, -1, &s), 0, "fmod(INT64_MIN, -1)");
+    CHECK_EQ(binary_i64(TT_BITWISE_LEFT_SHIFT, 3, 63, &s), INT64_MIN, "3 << 63 wraps");
+    CHECK_EQ(binary_i64(TT_BITWISE_LEFT_SHIFT, 3, 64, &s), 0, "3 << 64");
+    CHECK_EQ(binary_i64(TT_BITWISE_LEFT_SHIFT, 3, -1, &s), 0, "3 << -1");
+    CHECK_EQ(binary_i64(TT_BITWISE_RIGHT_SHIFT, -5, 1, &s), -3, "-5 >> 1");
+    CHECK_EQ(binary_i64(TT_BITWISE_RIGHT_SHIFT, -5, 100, &s), -1, "-5 >> 100");
+    CHECK_EQ(binary_i64(TT_BITWISE_RIGHT_SHIFT, INT64_MIN, 63, &s), -1, "INT64_MIN >> 63");
+    binary_i64(TT_FMOD, 1, 0, &s);
+    CHECK_STATUS(s, TT_ERR_ZERO_DIVISION, "fmod(1, 0)");
     binary_i64(TT_FLOOR_DIVIDE, 1, 0, &s);
     CHECK_STATUS(s, TT_ERR_ZERO_DIVISION, "1 // 0");
 }
@@ -114,6 +165,17 @@ static void test_bad_arguments(void) {
                  TT_ERR_UNSUPPORTED_DTYPE, "unknown dtype");
     CHECK_STATUS(tt_unary(TT_EXP, 1, shape, 0, unit, (uintptr_t)&out, unit, TT_FLOAT32), TT_ERR_INVALID_ARG,
                  "NULL input");
+    CHECK_STATUS(tt_ternary(TT_NUM_TERNARY_OPS, 1, shape, (uintptr_t)&x, unit, (uintptr_t)&x, unit, (uintptr_t)&x,
+                            unit, (uintptr_t)&out, unit, TT_FLOAT32),
+                 TT_ERR_INVALID_ARG, "unknown ternary op");
+    CHECK_STATUS(tt_ternary(TT_LERP, 1, shape, (uintptr_t)&x, unit, (uintptr_t)&x, unit, (uintptr_t)&x, unit,
+                            (uintptr_t)&out, unit, TT_INT32),
+                 TT_ERR_UNSUPPORTED_DTYPE, "lerp of integers");
+    CHECK_STATUS(tt_unary_param(TT_SOFTPLUS, 1, shape, (uintptr_t)&x, unit, (uintptr_t)&out, unit, TT_BOOL, 1.0, 20.0),
+                 TT_ERR_UNSUPPORTED_DTYPE, "softplus of bool");
+    CHECK_STATUS(tt_binary_param(-1, 1, shape, (uintptr_t)&x, unit, (uintptr_t)&x, unit, (uintptr_t)&out, unit,
+                                 TT_FLOAT32, 0.5),
+                 TT_ERR_INVALID_ARG, "unknown binary param op");
     const int64_t empty[1] = {0};
     CHECK_STATUS(tt_unary(TT_EXP, 1, empty, 0, unit, 0, unit, TT_FLOAT32), TT_OK, "empty with NULL addresses");
 }
@@ -130,8 +192,21 @@ int main(void) {
             unary_rows += run_unary(op, dtype);
         }
     }
-    printf("      ran %d binary and %d unary (op, dtype) kernels\n", binary_rows, unary_rows);
+    int param_rows = 0, ternary_rows = 0;
+    for (int op = 0; op < TT_NUM_UNARY_PARAM_OPS; op++) {
+        for (int dtype = 0; dtype < TT_NUM_DTYPES; dtype++) {
+            param_rows += run_unary_param(op, dtype);
+        }
+    }
+    for (int op = 0; op < TT_NUM_TERNARY_OPS; op++) {
+        for (int dtype = 0; dtype < TT_NUM_DTYPES; dtype++) {
+            ternary_rows += run_ternary(op, dtype);
+        }
+    }
+    printf("      ran %d binary, %d unary, %d unary-param and %d ternary (op, dtype) kernels\n", binary_rows,
+           unary_rows, param_rows, ternary_rows);
     CHECK(binary_rows > 150 && unary_rows > 150, "expected most (op, dtype) pairs to be supported");
+    CHECK(param_rows == 4 * 3 && ternary_rows == 9 + 9 + 3, "unexpected param/ternary kernel count");
     test_integer_semantics();
     test_bad_arguments();
     return check_report("test_elementwise");

@@ -12,7 +12,12 @@
  *   F  floats    float32 in float, float64 in double, float16 loaded to float and rounded back;
  *                <tgmath.h> picks expf or exp by the argument's type
  * Semantics follow PyTorch: floor_divide and remainder round toward negative infinity (the
- * remainder takes the divisor's sign), maximum/minimum/relu propagate NaN, round is half to even.
+ * remainder takes the divisor's sign), maximum/minimum/relu/clamp propagate NaN, round is half to
+ * even.
+ *
+ * Four entry families share the tables' machinery: tt_unary and tt_binary, their "_param" twins
+ * (ops that take one or two double parameters, such as softplus's beta; they reach the row
+ * function through its context) and tt_ternary (where, clamp, lerp: four operands on tt_iter).
  */
 #include <stdint.h>
 #include <tgmath.h>
@@ -65,6 +70,28 @@ static inline int64_t int_floor_divide(int64_t a, int64_t b, tt_status *error) {
         quotient--;                              /* ... floor division rounds down */
     }
     return quotient;
+}
+
+/* C's % (truncated: the remainder takes the dividend's sign), as PyTorch's fmod of integers. */
+static inline int64_t int_fmod(int64_t a, int64_t b, tt_status *error) {
+    if (b == 0) {
+        *error = TT_ERR_ZERO_DIVISION;
+        return 0;
+    }
+    return b == -1 ? 0 : a % b;                  /* INT64_MIN % -1 would trap */
+}
+
+/* PyTorch's shifts: amounts outside [0, 63] shift everything out. The value is shifted in int64
+   and stored back with wrap-around, which gives the narrower dtypes their own widths for free. */
+static inline int64_t shift_left(int64_t a, int64_t amount) {
+    return (amount < 0 || amount >= 64) ? 0 : (int64_t)((uint64_t)a << amount);
+}
+
+static inline int64_t shift_right(int64_t a, int64_t amount) {
+    if (amount < 0 || amount >= 64) {
+        return a < 0 ? -1 : 0;
+    }
+    return a < 0 ? ~(~a >> amount) : a >> amount;  /* sign fill without relying on >> of negatives */
 }
 
 static inline int64_t int_remainder(int64_t a, int64_t b, tt_status *error) {
@@ -135,6 +162,47 @@ static inline int64_t int_pow(int64_t base, int64_t exponent) {
 DEFINE_FLOAT_FLOOR_DIVIDE(float)
 DEFINE_FLOAT_FLOOR_DIVIDE(double)
 
+/* The activations and the other ops added with them, in PyTorch's formulas. */
+#define DEFINE_FLOAT_ACTIVATIONS(CT)                                                               \
+    static inline CT logaddexp_##CT(CT a, CT b) {                                                  \
+        if (isinf(a) && a == b) {                                                                  \
+            return a;                             /* inf - inf would be NaN */                     \
+        }                                                                                          \
+        CT m = a > b ? a : b;                     /* a NaN reaches the result through a - b */     \
+        return m + log1p(exp(-fabs(a - b)));                                                       \
+    }                                                                                              \
+    static inline CT logaddexp2_##CT(CT a, CT b) {                                                 \
+        if (isinf(a) && a == b) {                                                                  \
+            return a;                                                                              \
+        }                                                                                          \
+        CT m = a > b ? a : b;                                                                      \
+        return m + log1p(exp2(-fabs(a - b))) * (CT)1.44269504088896340736; /* 1 / ln 2 */          \
+    }                                                                                              \
+    static inline CT gelu_##CT(CT x) { return x * (CT)0.5 * ((CT)1 + erf(x * (CT)0.70710678118654752440)); } \
+    static inline CT gelu_tanh_##CT(CT x) {                                                        \
+        CT inner = (CT)0.79788456080286535588 * (x + (CT)0.044715 * x * x * x); /* sqrt(2/pi) */   \
+        return (CT)0.5 * x * ((CT)1 + tanh(inner));                                                \
+    }                                                                                              \
+    static inline CT silu_##CT(CT x) { return x / ((CT)1 + exp(-x)); }                             \
+    static inline CT softplus_##CT(CT x, CT beta, CT threshold) {                                  \
+        return (x * beta > threshold) ? x : log1p(exp(x * beta)) / beta;                           \
+    }                                                                                              \
+    static inline CT leaky_relu_##CT(CT x, CT slope) { return x > 0 ? x : x * slope; }             \
+    static inline CT elu_##CT(CT x, CT alpha) { return x <= 0 ? expm1(x) * alpha : x; }            \
+    static inline CT logit_##CT(CT x, CT eps, int clamp) {                                         \
+        if (clamp) {                                                                               \
+            x = x < eps ? eps : x > (CT)1 - eps ? (CT)1 - eps : x;                                 \
+        }                                                                                          \
+        return log(x / ((CT)1 - x));                                                               \
+    }                                                                                              \
+    static inline CT lerp_##CT(CT start, CT end, CT weight) {                                      \
+        return fabs(weight) < (CT)0.5 ? start + weight * (end - start)                             \
+                                      : end - (end - start) * ((CT)1 - weight);                    \
+    }                                                                                              \
+    static inline CT clamp_##CT(CT x, CT low, CT high) { return minimum_##CT(maximum_##CT(x, low), high); }
+DEFINE_FLOAT_ACTIVATIONS(float)
+DEFINE_FLOAT_ACTIVATIONS(double)
+
 /* Pick the float or double helper by the argument's type (float16 computes in float). */
 #define BY_TYPE(NAME, x) _Generic((x), float: NAME##_float, double: NAME##_double)
 
@@ -170,6 +238,15 @@ DEFINE_FLOAT_FLOOR_DIVIDE(double)
 #define BITWISE_OR_I(a, b) ((a) | (b))
 #define BITWISE_XOR_B(a, b) ((a) ^ (b))
 #define BITWISE_XOR_I(a, b) ((a) ^ (b))
+#define HYPOT_F(a, b) hypot(a, b)
+#define COPYSIGN_F(a, b) copysign(a, b)
+#define LOGADDEXP_F(a, b) BY_TYPE(logaddexp, a)(a, b)
+#define LOGADDEXP2_F(a, b) BY_TYPE(logaddexp2, a)(a, b)
+#define FMOD_I(a, b) int_fmod(a, b, error)
+#define FMOD_F(a, b) fmod(a, b)
+#define BITWISE_LEFT_SHIFT_I(a, b) shift_left(a, b)
+#define BITWISE_RIGHT_SHIFT_I(a, b) shift_right(a, b)
+#define LERP_SCALAR_F(a, b) BY_TYPE(lerp, a)(a, b, p0)
 #define EQ_X(a, b) ((a) == (b))
 #define NE_X(a, b) ((a) != (b))
 #define LT_X(a, b) ((a) < (b))
@@ -229,11 +306,42 @@ DEFINE_FLOAT_FLOOR_DIVIDE(double)
 #define ISINF_F(x) isinf(x)
 #define ISFINITE_X(x) ((void)(x), 1)
 #define ISFINITE_F(x) isfinite(x)
+#define SIGNBIT_B(x) ((void)(x), 0)
+#define SIGNBIT_I(x) ((x) < 0)
+#define SIGNBIT_F(x) (signbit(x) != 0)
+#define GELU_F(x) BY_TYPE(gelu, x)(x)
+#define GELU_TANH_F(x) BY_TYPE(gelu_tanh, x)(x)
+#define SILU_F(x) BY_TYPE(silu, x)(x)
+#define EXP2_F(x) exp2(x)
+/* parameterized (p0, p1 are the row's doubles; the helper's prototype converts them) */
+#define SOFTPLUS_F(x) BY_TYPE(softplus, x)(x, p0, p1)
+#define LEAKY_RELU_F(x) BY_TYPE(leaky_relu, x)(x, p0)
+#define ELU_F(x) BY_TYPE(elu, x)(x, p0)
+#define LOGIT_F(x) BY_TYPE(logit, x)(x, p0, p1 != 0)
 
-/* Unary predicates: bools and integers share the _X form, floats have their own (ISNAN_F). */
-#define PRED_EXPR_B(OP) OP##_X
-#define PRED_EXPR_I(OP) OP##_X
+/* ternary */
+#define CLAMP_B(a, b, c) (((a) | (b)) & (c))
+#define CLAMP_I(a, b, c) MINIMUM_I(MAXIMUM_I(a, b), c)
+#define CLAMP_F(a, b, c) BY_TYPE(clamp, a)(a, b, c)
+#define LERP_F(a, b, c) BY_TYPE(lerp, a)(a, b, c)
+
+/* Unary predicates: bools and integers share the _X form, floats have their own (ISNAN_F);
+   SIGNBIT has one per kind. */
+#define PRED_EXPR_B(OP) PRED_PICK_##OP(OP##_X, OP##_B)
+#define PRED_EXPR_I(OP) PRED_PICK_##OP(OP##_X, OP##_I)
 #define PRED_EXPR_F(OP) OP##_F
+#define PRED_PICK_LOGICAL_NOT(shared, own) shared
+#define PRED_PICK_ISNAN(shared, own) shared
+#define PRED_PICK_ISINF(shared, own) shared
+#define PRED_PICK_ISFINITE(shared, own) shared
+#define PRED_PICK_SIGNBIT(shared, own) own
+
+/* What every row function receives as its context: the status an integer op may set, and the
+   parameters of the "_param" ops (0 for the others). */
+typedef struct ew_context {
+    tt_status error;
+    double p0, p1;
+} ew_context;
 
 /* ------------------------------------------------------------------ row functions
  * Three loops per op and dtype: all operands contiguous (the compiler vectorizes it), the second
@@ -248,8 +356,11 @@ DEFINE_FLOAT_FLOOR_DIVIDE(double)
 
 #define DEFINE_BINARY_ROW(NAME, T, CT, LD, OUT_T, OUT_ST, EXPR)                                  \
     static void NAME(char **data, const int64_t *s, int64_t n, void *ctx) {                      \
-        tt_status *error = ctx;                                                                   \
+        ew_context *context = ctx;                                                                \
+        tt_status *error = &context->error;                                                       \
+        const double p0 = context->p0;                                                            \
         (void)error;                                                                              \
+        (void)p0;                                                                                 \
         char *o = data[0];                                                                        \
         const char *pa = data[1], *pb = data[2];                                                  \
         const int64_t so = (int64_t)sizeof(OUT_T), st = (int64_t)sizeof(T);                       \
@@ -271,13 +382,65 @@ DEFINE_FLOAT_FLOOR_DIVIDE(double)
 
 #define DEFINE_UNARY_ROW(NAME, T, CT, LD, OUT_T, OUT_ST, EXPR)                                   \
     static void NAME(char **data, const int64_t *s, int64_t n, void *ctx) {                      \
-        (void)ctx;                                                                                \
+        const ew_context *context = ctx;                                                          \
+        const double p0 = context->p0, p1 = context->p1;                                          \
+        (void)p0;                                                                                 \
+        (void)p1;                                                                                 \
         char *o = data[0];                                                                        \
         const char *px = data[1];                                                                 \
         if (s[0] == (int64_t)sizeof(OUT_T) && s[1] == (int64_t)sizeof(T)) {                      \
             UNARY_LOOP(T, CT, LD, OUT_T, OUT_ST, EXPR, (int64_t)sizeof(OUT_T), (int64_t)sizeof(T)) \
         } else {                                                                                  \
             UNARY_LOOP(T, CT, LD, OUT_T, OUT_ST, EXPR, s[0], s[1])                                 \
+        }                                                                                         \
+    }
+
+#define TERNARY_LOOP(T, CT, LD, ST, EXPR, SO, SA, SB, SC)                         \
+    for (int64_t i = 0; i < n; i++) {                                             \
+        CT a = (CT)LD(T, pa + i * (SA));                                          \
+        CT b = (CT)LD(T, pb + i * (SB));                                          \
+        CT c = (CT)LD(T, pc + i * (SC));                                          \
+        ST(T, o + i * (SO), EXPR(a, b, c));                                       \
+    }
+
+/* Ternary ops of one dtype: all contiguous, the last two broadcast scalars (clamp to numbers,
+   lerp with a scalar end and weight), or strided. */
+#define DEFINE_TERNARY_ROW(NAME, T, CT, LD, ST, EXPR)                                            \
+    static void NAME(char **data, const int64_t *s, int64_t n, void *ctx) {                      \
+        (void)ctx;                                                                                \
+        char *o = data[0];                                                                        \
+        const char *pa = data[1], *pb = data[2], *pc = data[3];                                   \
+        const int64_t st = (int64_t)sizeof(T);                                                    \
+        if (s[0] == st && s[1] == st && s[2] == st && s[3] == st) {                               \
+            TERNARY_LOOP(T, CT, LD, ST, EXPR, (int64_t)sizeof(T), (int64_t)sizeof(T), (int64_t)sizeof(T), \
+                         (int64_t)sizeof(T))                                                      \
+        } else if (s[0] == st && s[1] == st && s[2] == 0 && s[3] == 0) {                          \
+            TERNARY_LOOP(T, CT, LD, ST, EXPR, (int64_t)sizeof(T), (int64_t)sizeof(T), 0, 0)        \
+        } else {                                                                                  \
+            TERNARY_LOOP(T, CT, LD, ST, EXPR, s[0], s[1], s[2], s[3])                             \
+        }                                                                                         \
+    }
+
+#define WHERE_LOOP(T, SO, SC, SB, SE)                                                 \
+    for (int64_t i = 0; i < n; i++) {                                                 \
+        const char *src = *(const uint8_t *)(pcond + i * (SC)) ? pb + i * (SB) : pe + i * (SE); \
+        *(T *)(o + i * (SO)) = *(const T *)src;                                       \
+    }
+
+/* where copies the chosen element's bits (no conversion, so -0.0 and NaN payloads survive):
+   all contiguous, `other` a broadcast scalar (where(mask, x, 0)), or strided. */
+#define DEFINE_WHERE_ROW(NAME, T)                                                                 \
+    static void NAME(char **data, const int64_t *s, int64_t n, void *ctx) {                      \
+        (void)ctx;                                                                                \
+        char *o = data[0];                                                                        \
+        const char *pcond = data[1], *pb = data[2], *pe = data[3];                                \
+        const int64_t st = (int64_t)sizeof(T);                                                    \
+        if (s[0] == st && s[1] == 1 && s[2] == st && s[3] == st) {                                \
+            WHERE_LOOP(T, (int64_t)sizeof(T), 1, (int64_t)sizeof(T), (int64_t)sizeof(T))         \
+        } else if (s[0] == st && s[1] == 1 && s[2] == st && s[3] == 0) {                          \
+            WHERE_LOOP(T, (int64_t)sizeof(T), 1, (int64_t)sizeof(T), 0)                           \
+        } else {                                                                                  \
+            WHERE_LOOP(T, s[0], s[1], s[2], s[3])                                                 \
         }                                                                                         \
     }
 
@@ -292,9 +455,14 @@ DEFINE_FLOAT_FLOOR_DIVIDE(double)
 #define GEN_UNARY_PRED(OP, name, T, CT, LD, ST, K, CODE) \
     DEFINE_UNARY_ROW(unary_##OP##_##name, T, CT, LD, uint8_t, ST_bool, PRED_EXPR_##K(OP))
 
+#define GEN_TERNARY_SAME(OP, name, T, CT, LD, ST, K, CODE) \
+    DEFINE_TERNARY_ROW(ternary_##OP##_##name, T, CT, LD, ST, OP##_##K)
+#define GEN_TERNARY_BITS(OP, name, T, CT, LD, ST, K, CODE) DEFINE_WHERE_ROW(ternary_##OP##_##name, T)
+
 /* Table entries: [op][dtype code] = row function. */
 #define REG_BINARY(OP, name, T, CT, LD, ST, K, CODE) [TT_##OP][CODE] = binary_##OP##_##name,
 #define REG_UNARY(OP, name, T, CT, LD, ST, K, CODE) [TT_##OP][CODE] = unary_##OP##_##name,
+#define REG_TERNARY(OP, name, T, CT, LD, ST, K, CODE) [TT_##OP][CODE] = ternary_##OP##_##name,
 
 /* Each op: which dtypes it takes, and whether its output is the same dtype or bool. */
 #define BINARY_OPS(X)                                \
@@ -311,6 +479,13 @@ DEFINE_FLOAT_FLOOR_DIVIDE(double)
     X(INTEGRAL_DTYPES, SAME, BITWISE_AND)            \
     X(INTEGRAL_DTYPES, SAME, BITWISE_OR)             \
     X(INTEGRAL_DTYPES, SAME, BITWISE_XOR)            \
+    X(FLOAT_DTYPES, SAME, HYPOT)                     \
+    X(FLOAT_DTYPES, SAME, COPYSIGN)                  \
+    X(FLOAT_DTYPES, SAME, LOGADDEXP)                 \
+    X(FLOAT_DTYPES, SAME, LOGADDEXP2)                \
+    X(NUMERIC_DTYPES, SAME, FMOD)                    \
+    X(INT_DTYPES, SAME, BITWISE_LEFT_SHIFT)          \
+    X(INT_DTYPES, SAME, BITWISE_RIGHT_SHIFT)         \
     X(ALL_DTYPES, PRED, EQ)                          \
     X(ALL_DTYPES, PRED, NE)                          \
     X(ALL_DTYPES, PRED, LT)                          \
@@ -338,75 +513,159 @@ DEFINE_FLOAT_FLOOR_DIVIDE(double)
     X(FLOAT_DTYPES, SAME, FLOOR) X(FLOAT_DTYPES, SAME, CEIL)                \
     X(FLOAT_DTYPES, SAME, ROUND) X(FLOAT_DTYPES, SAME, TRUNC)               \
     X(FLOAT_DTYPES, SAME, SIGMOID) X(FLOAT_DTYPES, SAME, ERF)               \
+    X(FLOAT_DTYPES, SAME, GELU) X(FLOAT_DTYPES, SAME, GELU_TANH)            \
+    X(FLOAT_DTYPES, SAME, SILU) X(FLOAT_DTYPES, SAME, EXP2)                 \
     X(INTEGRAL_DTYPES, SAME, BITWISE_NOT) X(ALL_DTYPES, PRED, LOGICAL_NOT)  \
     X(ALL_DTYPES, PRED, ISNAN) X(ALL_DTYPES, PRED, ISINF)                   \
-    X(ALL_DTYPES, PRED, ISFINITE)
+    X(ALL_DTYPES, PRED, ISFINITE) X(ALL_DTYPES, PRED, SIGNBIT)
+
+#define UNARY_PARAM_OPS(X)                                                  \
+    X(FLOAT_DTYPES, SAME, SOFTPLUS) X(FLOAT_DTYPES, SAME, LEAKY_RELU)       \
+    X(FLOAT_DTYPES, SAME, ELU) X(FLOAT_DTYPES, SAME, LOGIT)
+
+#define BINARY_PARAM_OPS(X) X(FLOAT_DTYPES, SAME, LERP_SCALAR)
+
+/* WHERE moves bits ("BITS"); CLAMP and LERP compute. */
+#define TERNARY_OPS(X) X(ALL_DTYPES, BITS, WHERE) X(ALL_DTYPES, SAME, CLAMP) X(FLOAT_DTYPES, SAME, LERP)
 
 /* Expand: define every row function, then fill the two tables from the same op lists. */
 #define DEFINE_BINARY_OP(LIST, OUT, OP) LIST(GEN_BINARY_##OUT, OP)
 #define DEFINE_UNARY_OP(LIST, OUT, OP) LIST(GEN_UNARY_##OUT, OP)
 #define REGISTER_BINARY_OP(LIST, OUT, OP) LIST(REG_BINARY, OP)
 #define REGISTER_UNARY_OP(LIST, OUT, OP) LIST(REG_UNARY, OP)
+#define DEFINE_TERNARY_OP(LIST, OUT, OP) LIST(GEN_TERNARY_##OUT, OP)
+#define REGISTER_TERNARY_OP(LIST, OUT, OP) LIST(REG_TERNARY, OP)
 
 BINARY_OPS(DEFINE_BINARY_OP)
 UNARY_OPS(DEFINE_UNARY_OP)
+BINARY_PARAM_OPS(DEFINE_BINARY_OP)
+UNARY_PARAM_OPS(DEFINE_UNARY_OP)
+TERNARY_OPS(DEFINE_TERNARY_OP)
 
 static const tt_row_fn binary_table[TT_NUM_BINARY_OPS][TT_NUM_DTYPES] = {BINARY_OPS(REGISTER_BINARY_OP)};
 static const tt_row_fn unary_table[TT_NUM_UNARY_OPS][TT_NUM_DTYPES] = {UNARY_OPS(REGISTER_UNARY_OP)};
+static const tt_row_fn binary_param_table[TT_NUM_BINARY_PARAM_OPS][TT_NUM_DTYPES] = {
+    BINARY_PARAM_OPS(REGISTER_BINARY_OP)};
+static const tt_row_fn unary_param_table[TT_NUM_UNARY_PARAM_OPS][TT_NUM_DTYPES] = {
+    UNARY_PARAM_OPS(REGISTER_UNARY_OP)};
+static const tt_row_fn ternary_table[TT_NUM_TERNARY_OPS][TT_NUM_DTYPES] = {TERNARY_OPS(REGISTER_TERNARY_OP)};
 
 /* ------------------------------------------------------------------ entry points */
 
-static tt_status run(tt_row_fn row, int noperands, int ndim, const int64_t *shape,
-                     const uintptr_t *addresses, const int64_t *const *strides, int dtype,
-                     int out_dtype) {
-    size_t itemsizes[3] = {tt_dtype_itemsize(out_dtype), tt_dtype_itemsize(dtype), tt_dtype_itemsize(dtype)};
+/* Looks up table[op][dtype] (a flat array of `nops` rows) after validating op, ndim and dtype. */
+static tt_status lookup(const tt_row_fn *table, int nops, int op, int ndim, int dtype, tt_row_fn *row) {
+    if (op < 0 || op >= nops || ndim < 0 || ndim > TT_MAX_DIMS) {
+        return TT_ERR_INVALID_ARG;
+    }
+    if (dtype < 0 || dtype >= TT_NUM_DTYPES || table[(size_t)op * TT_NUM_DTYPES + (size_t)dtype] == NULL) {
+        return TT_ERR_UNSUPPORTED_DTYPE;
+    }
+    *row = table[(size_t)op * TT_NUM_DTYPES + (size_t)dtype];
+    return TT_OK;
+}
+
+/* Operand 0 is the output. itemsizes[k] is operand k's element size. */
+static tt_status run(tt_row_fn row, int noperands, int ndim, const int64_t *shape, const uintptr_t *addresses,
+                     const int64_t *const *strides, const size_t *itemsizes, double p0, double p1) {
     tt_iter iter;
     tt_status status = tt_iter_init(&iter, ndim, shape, noperands, strides, itemsizes);
     if (status != TT_OK || iter.numel == 0) {
         return status;
     }
-    char *base[3];
+    char *base[TT_ITER_MAX_OPERANDS];
     for (int k = 0; k < noperands; k++) {
         if (addresses[k] == 0) {
             return TT_ERR_INVALID_ARG;
         }
         base[k] = (char *)addresses[k];
     }
-    tt_status error = TT_OK;
-    tt_iter_run(&iter, base, row, &error);
-    return error;
+    ew_context context = {TT_OK, p0, p1};
+    tt_iter_run(&iter, base, row, &context);
+    return context.error;
 }
 
 static int is_predicate_binary(int op) { return op >= TT_EQ; }
 static int is_predicate_unary(int op) { return op >= TT_LOGICAL_NOT; }
 
+static tt_status run_unary(tt_row_fn row, int ndim, const int64_t *shape, uintptr_t x, const int64_t *x_strides,
+                           uintptr_t out, const int64_t *out_strides, int dtype, int out_dtype, double p0,
+                           double p1) {
+    const uintptr_t addresses[2] = {out, x};
+    const int64_t *strides[2] = {out_strides, x_strides};
+    const size_t itemsizes[2] = {tt_dtype_itemsize(out_dtype), tt_dtype_itemsize(dtype)};
+    return run(row, 2, ndim, shape, addresses, strides, itemsizes, p0, p1);
+}
+
+static tt_status run_binary(tt_row_fn row, int ndim, const int64_t *shape, uintptr_t a, const int64_t *a_strides,
+                            uintptr_t b, const int64_t *b_strides, uintptr_t out, const int64_t *out_strides,
+                            int dtype, int out_dtype, double p0) {
+    const uintptr_t addresses[3] = {out, a, b};
+    const int64_t *strides[3] = {out_strides, a_strides, b_strides};
+    const size_t itemsizes[3] = {tt_dtype_itemsize(out_dtype), tt_dtype_itemsize(dtype), tt_dtype_itemsize(dtype)};
+    return run(row, 3, ndim, shape, addresses, strides, itemsizes, p0, 0.0);
+}
+
 tt_status tt_unary(int op, int ndim, const int64_t *shape,
                    uintptr_t x, const int64_t *x_strides,
                    uintptr_t out, const int64_t *out_strides, int dtype) {
-    if (op < 0 || op >= TT_NUM_UNARY_OPS || ndim < 0 || ndim > TT_MAX_DIMS) {
-        return TT_ERR_INVALID_ARG;
+    tt_row_fn row;
+    tt_status status = lookup(&unary_table[0][0], TT_NUM_UNARY_OPS, op, ndim, dtype, &row);
+    if (status != TT_OK) {
+        return status;
     }
-    if (dtype < 0 || dtype >= TT_NUM_DTYPES || unary_table[op][dtype] == NULL) {
-        return TT_ERR_UNSUPPORTED_DTYPE;
-    }
-    const uintptr_t addresses[2] = {out, x};
-    const int64_t *strides[2] = {out_strides, x_strides};
     int out_dtype = is_predicate_unary(op) ? TT_BOOL : dtype;
-    return run(unary_table[op][dtype], 2, ndim, shape, addresses, strides, dtype, out_dtype);
+    return run_unary(row, ndim, shape, x, x_strides, out, out_strides, dtype, out_dtype, 0.0, 0.0);
+}
+
+tt_status tt_unary_param(int op, int ndim, const int64_t *shape,
+                         uintptr_t x, const int64_t *x_strides,
+                         uintptr_t out, const int64_t *out_strides, int dtype, double p0, double p1) {
+    tt_row_fn row;
+    tt_status status = lookup(&unary_param_table[0][0], TT_NUM_UNARY_PARAM_OPS, op, ndim, dtype, &row);
+    if (status != TT_OK) {
+        return status;
+    }
+    return run_unary(row, ndim, shape, x, x_strides, out, out_strides, dtype, dtype, p0, p1);
 }
 
 tt_status tt_binary(int op, int ndim, const int64_t *shape,
                     uintptr_t a, const int64_t *a_strides,
                     uintptr_t b, const int64_t *b_strides,
                     uintptr_t out, const int64_t *out_strides, int dtype) {
-    if (op < 0 || op >= TT_NUM_BINARY_OPS || ndim < 0 || ndim > TT_MAX_DIMS) {
-        return TT_ERR_INVALID_ARG;
+    tt_row_fn row;
+    tt_status status = lookup(&binary_table[0][0], TT_NUM_BINARY_OPS, op, ndim, dtype, &row);
+    if (status != TT_OK) {
+        return status;
     }
-    if (dtype < 0 || dtype >= TT_NUM_DTYPES || binary_table[op][dtype] == NULL) {
-        return TT_ERR_UNSUPPORTED_DTYPE;
-    }
-    const uintptr_t addresses[3] = {out, a, b};
-    const int64_t *strides[3] = {out_strides, a_strides, b_strides};
     int out_dtype = is_predicate_binary(op) ? TT_BOOL : dtype;
-    return run(binary_table[op][dtype], 3, ndim, shape, addresses, strides, dtype, out_dtype);
+    return run_binary(row, ndim, shape, a, a_strides, b, b_strides, out, out_strides, dtype, out_dtype, 0.0);
+}
+
+tt_status tt_binary_param(int op, int ndim, const int64_t *shape,
+                          uintptr_t a, const int64_t *a_strides,
+                          uintptr_t b, const int64_t *b_strides,
+                          uintptr_t out, const int64_t *out_strides, int dtype, double p0) {
+    tt_row_fn row;
+    tt_status status = lookup(&binary_param_table[0][0], TT_NUM_BINARY_PARAM_OPS, op, ndim, dtype, &row);
+    if (status != TT_OK) {
+        return status;
+    }
+    return run_binary(row, ndim, shape, a, a_strides, b, b_strides, out, out_strides, dtype, dtype, p0);
+}
+
+tt_status tt_ternary(int op, int ndim, const int64_t *shape,
+                     uintptr_t a, const int64_t *a_strides,
+                     uintptr_t b, const int64_t *b_strides,
+                     uintptr_t c, const int64_t *c_strides,
+                     uintptr_t out, const int64_t *out_strides, int dtype) {
+    tt_row_fn row;
+    tt_status status = lookup(&ternary_table[0][0], TT_NUM_TERNARY_OPS, op, ndim, dtype, &row);
+    if (status != TT_OK) {
+        return status;
+    }
+    const size_t size = tt_dtype_itemsize(dtype);
+    const uintptr_t addresses[4] = {out, a, b, c};
+    const int64_t *strides[4] = {out_strides, a_strides, b_strides, c_strides};
+    const size_t itemsizes[4] = {size, op == TT_WHERE ? tt_dtype_itemsize(TT_BOOL) : size, size, size};
+    return run(row, 4, ndim, shape, addresses, strides, itemsizes, 0.0, 0.0);
 }
