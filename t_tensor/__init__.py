@@ -144,6 +144,26 @@ from t_tensor.random import (
     seed,
     set_rng_state,
 )
+# sorting
+from t_tensor.sorting import (
+    KthvalueResult,
+    SortResult,
+    TopkResult,
+    UniqueAllResult,
+    UniqueCountsResult,
+    UniqueInverseResult,
+    argsort,
+    kthvalue,
+    searchsorted,
+    sort,
+    topk,
+    unique,
+    unique_all,
+    unique_consecutive,
+    unique_counts,
+    unique_inverse,
+    unique_values,
+)
 from t_tensor.storage import Storage, WeakStorage
 from t_tensor.tensor import Tensor
 from t_tensor.views import (
@@ -241,6 +261,10 @@ __all__ = [
     "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan",
     "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "floor", "ceil", "round",
     "trunc", "sigmoid", "erf", "bitwise_not", "logical_not", "isnan", "isinf", "isfinite",
+    # sorting
+    "sort", "argsort", "topk", "kthvalue", "searchsorted",
+    "unique", "unique_consecutive", "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    "SortResult", "TopkResult", "KthvalueResult", "UniqueAllResult", "UniqueCountsResult", "UniqueInverseResult",
     # interop
     "from_numpy",
     "from_dlpack",
