@@ -144,6 +144,7 @@ from t_tensor.random import (
     seed,
     set_rng_state,
 )
+
 # sorting
 from t_tensor.sorting import (
     KthvalueResult,

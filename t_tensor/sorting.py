@@ -137,7 +137,8 @@ def _check_bool_flag(value: Any, name: str, fn: str) -> bool:
 # ---------------------------------------------------------------------- sort, argsort, topk, kthvalue
 
 
-def sort(input: Any, dim: Any = None, descending: bool = False, stable: bool = False, *, axis: Any = None) -> SortResult:
+def sort(input: Any, dim: Any = None, descending: bool = False, stable: bool = False, *,
+         axis: Any = None) -> SortResult:
     """Sort along ``dim`` (default: the last); returns ``(values, indices)`` as PyTorch.
 
     The sort is always stable (equal elements keep their order, so their indices ascend), whatever
@@ -179,7 +180,8 @@ def _check_k(k: Any, fn: str) -> int:
     return int(k)
 
 
-def topk(input: Any, k: int, dim: Any = None, largest: bool = True, sorted: bool = True, *, axis: Any = None) -> TopkResult:
+def topk(input: Any, k: int, dim: Any = None, largest: bool = True, sorted: bool = True, *,
+         axis: Any = None) -> TopkResult:
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices, best first.
 
     NaN counts as larger than every number. The result is always sorted (``sorted=False`` allows
