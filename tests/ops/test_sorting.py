@@ -249,6 +249,27 @@ def test_kthvalue_matches_torch(dtype, case, keepdim, data):
         assert_same(g, expected if keepdim or not t.ndim else expected.squeeze(case["dim"]))
 
 
+@pytest.mark.parametrize("dtype", NOT_BOOL, ids=_id)
+@pytest.mark.parametrize("k", [1, 7, 62, 63, 500, 1000])
+def test_topk_and_kthvalue_on_long_rows(dtype, k):
+    """Small k on long rows takes the heap selection, large k the full sort: both must give the
+    first k of a stable sort (ties: lower index first), in either direction."""
+    rng = np.random.default_rng(k)
+    a = values(rng, (1000, 3), dtype)
+    t = torch.from_numpy(a)
+    for largest in (True, False):
+        got = tt.topk(tt.tensor(a), k, dim=0, largest=largest)
+        stable = torch.sort(t, dim=0, descending=largest, stable=True)
+        assert_same(got.values, stable.values[:k])
+        assert_same(got.indices, stable.indices[:k])
+        assert_same(got.values, torch.topk(t, k, dim=0, largest=largest).values, signs=False)
+    got = tt.kthvalue(tt.tensor(a).T, k)
+    stable = torch.sort(t.T, stable=True)
+    assert_same(got.values, stable.values[:, k - 1])
+    assert_same(got.indices, stable.indices[:, k - 1])
+    assert_same(got.values, torch.kthvalue(t.T, k).values, signs=False)
+
+
 # ---------------------------------------------------------------------- searchsorted
 
 

@@ -6,7 +6,9 @@
  * bottom-up merges that ping-pong between two buffers), and written back: the value is copied
  * byte for byte from the input element at the sorted position, so every bit (a NaN's payload,
  * the sign of -0.0) survives. Rows are visited by tt_iter over the other dimensions, with the
- * sorted dimension set to size 1; its steps live in the context.
+ * sorted dimension set to size 1; its steps live in the context. When only a short prefix of the
+ * sorted row is wanted (topk, kthvalue with a small k), a heap keeps the best pairs instead, in
+ * the same total order (key, then position), so the result is the stable sort's prefix.
  *
  * Order: ascending is `a < b`, with NaN after everything; descending is `a > b`, with NaN before
  * everything. A pair moves ahead of another only when strictly before it, so the sort is stable
@@ -94,6 +96,57 @@
         return a;                                                                            \
     }
 
+/* ------------------------------------------------------------------ partial selection (topk)
+ * The best m of n pairs, in the total order "key order, then lower position first" (which is what
+ * a stable sort gives), kept in a heap whose root is the worst of them: O(n log m) instead of a
+ * full sort when m is much smaller than n. A heapsort of the heap then lists them best first. */
+
+/* p goes after q: q's key is before p's, or the keys tie and p came later. */
+#define WORSE(BEFORE, p, q) (BEFORE((q).key, (p).key) || (!BEFORE((p).key, (q).key) && (p).index > (q).index))
+
+#define DEFINE_SELECT(FN, PAIR, BEFORE)                                                      \
+    static void FN##_sift(PAIR *h, int64_t size, int64_t i) {                                \
+        PAIR item = h[i];                                                                    \
+        for (;;) {                                                                           \
+            int64_t child = 2 * i + 1;                                                       \
+            if (child >= size) {                                                             \
+                break;                                                                       \
+            }                                                                                \
+            if (child + 1 < size && WORSE(BEFORE, h[child + 1], h[child])) {                 \
+                child++;                                                                     \
+            }                                                                                \
+            if (!WORSE(BEFORE, h[child], item)) {                                            \
+                break;                                                                       \
+            }                                                                                \
+            h[i] = h[child];                                                                 \
+            i = child;                                                                       \
+        }                                                                                    \
+        h[i] = item;                                                                         \
+    }                                                                                        \
+    /* h[0..m) holds the first m pairs of the row on entry; `offer` is called for the rest. */ \
+    static void FN##_heapify(PAIR *h, int64_t m) {                                           \
+        for (int64_t i = m / 2 - 1; i >= 0; i--) {                                           \
+            FN##_sift(h, m, i);                                                              \
+        }                                                                                    \
+    }                                                                                        \
+    static inline void FN##_offer(PAIR *h, int64_t m, PAIR item) {                           \
+        if (WORSE(BEFORE, h[0], item)) {                                                     \
+            h[0] = item;                                                                     \
+            FN##_sift(h, m, 0);                                                              \
+        }                                                                                    \
+    }                                                                                        \
+    static void FN##_heapsort(PAIR *h, int64_t m) {                                          \
+        for (int64_t end = m - 1; end > 0; end--) {                                          \
+            PAIR worst = h[0];                                                               \
+            h[0] = h[end];                                                                   \
+            h[end] = worst;                                                                  \
+            FN##_sift(h, end, 0);                                                            \
+        }                                                                                    \
+    }
+
+/* Selection pays when the kept prefix is this many times shorter than the row. */
+#define SELECT_RATIO 16
+
 /* ------------------------------------------------------------------ sort along a dimension */
 
 typedef struct sort_ctx sort_ctx;
@@ -116,14 +169,47 @@ struct sort_ctx {
     } pair_##name;                                                                                   \
     DEFINE_MERGE_SORT(sort_ascending_##name, pair_##name, ASCENDING_##K)                             \
     DEFINE_MERGE_SORT(sort_descending_##name, pair_##name, DESCENDING_##K)                           \
-    static void sort_row_##name(const sort_ctx *c, const char *x, char *values, char *indices) {    \
-        pair_##name *a = c->buffer, *b = c->scratch;                                                 \
-        for (int64_t i = 0; i < c->len; i++) {                                                       \
+    DEFINE_SELECT(select_ascending_##name, pair_##name, ASCENDING_##K)                               \
+    DEFINE_SELECT(select_descending_##name, pair_##name, DESCENDING_##K)                             \
+    /* The best m pairs of the row, best first, into a[0..m). */                                     \
+    static void select_##name(const sort_ctx *c, const char *x, pair_##name *a, int64_t m) {        \
+        for (int64_t i = 0; i < m; i++) {                                                            \
             a[i].key = (KT)LD(T, x + i * c->x_step);                                                 \
             a[i].index = i;                                                                          \
         }                                                                                            \
-        const pair_##name *sorted =                                                                  \
-            c->descending ? sort_descending_##name(a, b, c->len) : sort_ascending_##name(a, b, c->len); \
+        if (c->descending) {                                                                         \
+            select_descending_##name##_heapify(a, m);                                                \
+        } else {                                                                                     \
+            select_ascending_##name##_heapify(a, m);                                                 \
+        }                                                                                            \
+        for (int64_t i = m; i < c->len; i++) {                                                       \
+            const pair_##name item = {(KT)LD(T, x + i * c->x_step), i};                              \
+            if (c->descending) {                                                                     \
+                select_descending_##name##_offer(a, m, item);                                        \
+            } else {                                                                                 \
+                select_ascending_##name##_offer(a, m, item);                                         \
+            }                                                                                        \
+        }                                                                                            \
+        if (c->descending) {                                                                         \
+            select_descending_##name##_heapsort(a, m);                                               \
+        } else {                                                                                     \
+            select_ascending_##name##_heapsort(a, m);                                                \
+        }                                                                                            \
+    }                                                                                                \
+    static void sort_row_##name(const sort_ctx *c, const char *x, char *values, char *indices) {    \
+        pair_##name *a = c->buffer, *b = c->scratch;                                                 \
+        const pair_##name *sorted = a;                                                               \
+        const int64_t m = c->start + c->count;                                                       \
+        if (m <= c->len / SELECT_RATIO) {                                                            \
+            select_##name(c, x, a, m);                                                               \
+        } else {                                                                                     \
+            for (int64_t i = 0; i < c->len; i++) {                                                   \
+                a[i].key = (KT)LD(T, x + i * c->x_step);                                             \
+                a[i].index = i;                                                                      \
+            }                                                                                        \
+            sorted = c->descending ? sort_descending_##name(a, b, c->len)                            \
+                                   : sort_ascending_##name(a, b, c->len);                            \
+        }                                                                                            \
         for (int64_t j = 0; j < c->count; j++) {                                                     \
             int64_t index = sorted[c->start + j].index;                                              \
             memcpy(indices + j * c->indices_step, &index, sizeof index);                             \
