@@ -315,22 +315,36 @@ def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False, r
 
 
 def _runs(fn: str, x: TensorImpl, consecutive: bool, want_inverse: bool, want_counts: bool,
-          want_first: bool) -> tuple[Any, Any, Any, Any]:
-    """(values, first indices, inverse (shaped as x), counts) of x flattened: runs of equal
-    neighbours, after a stable sort unless ``consecutive``. Outputs not asked for are None."""
-    flat = x.contiguous().reshape(-1)
-    n = flat.numel()
-    perm = None
-    if not consecutive:
-        flat, perm = _select_sorted(fn, flat, 0, False, 0, n)
+          want_first: bool, dim: int | None = None) -> tuple[Any, Any, Any, Any]:
+    """(values, first indices, inverse, counts): runs of equal neighbours among the elements of x
+    flattened (``dim=None``) or among its slices along ``dim``, after a stable sort unless
+    ``consecutive``. The inverse has x's shape (``dim=None``) or ``(x.shape[dim],)``. Outputs not
+    asked for are None."""
     make = type(x)._empty
-    values = make((n,), x._dtype, fn)
+    if dim is None:
+        rows = x.contiguous().reshape(-1)
+        n, row_len, others = rows.numel(), 1, ()
+        perm = None
+        if not consecutive:
+            rows, perm = _select_sorted(fn, rows, 0, False, 0, n)
+    else:
+        order = (dim,) + tuple(d for d in range(x.ndim) if d != dim)
+        rows = x.permute(*order).contiguous()
+        n, others = x._shape[dim], rows._shape[1:]
+        row_len = rows.numel() // n if n else 0
+        perm = None
+        if not consecutive:
+            sorted_rows, perm = make(rows._shape, x._dtype, fn), make((n,), dtypes.int64, fn)
+            check(lib.tt_sort_rows(n, row_len, rows.data_ptr(), sorted_rows.data_ptr(), perm.data_ptr(),
+                                   x._dtype.code), fn)
+            rows = sorted_rows
+    values = make((n,) + others, x._dtype, fn)
     counts = make((n,), dtypes.int64, fn) if want_counts else None
     first = make((n,), dtypes.int64, fn) if want_first else None
-    inverse = make(x._shape, dtypes.int64, fn) if want_inverse else None
+    inverse = make(x._shape if dim is None else (n,), dtypes.int64, fn) if want_inverse else None
     num_runs = ffi.new("int64_t *")
     status = lib.tt_unique_runs(
-        n, flat.data_ptr(), 0 if perm is None else perm.data_ptr(), values.data_ptr(),
+        n, row_len, rows.data_ptr(), 0 if perm is None else perm.data_ptr(), values.data_ptr(),
         0 if counts is None else counts.data_ptr(), 0 if first is None else first.data_ptr(),
         0 if inverse is None else inverse.data_ptr(), x._dtype.code, num_runs,
     )
@@ -340,7 +354,10 @@ def _runs(fn: str, x: TensorImpl, consecutive: bool, want_inverse: bool, want_co
     def shrink(t: Any) -> Any:
         return t if t is None or g == n else t[:g].clone()
 
-    return shrink(values), shrink(first), inverse, shrink(counts)
+    values = shrink(values)
+    if dim is not None and dim != 0:
+        values = values.permute(*[order.index(d) for d in range(x.ndim)]).contiguous()
+    return values, shrink(first), inverse, shrink(counts)
 
 
 def _torch_unique(fn: str, input: Any, return_inverse: Any, return_counts: Any, dim: Any, consecutive: bool) -> Any:
@@ -348,9 +365,14 @@ def _torch_unique(fn: str, input: Any, return_inverse: Any, return_counts: Any, 
     want_inverse = _check_bool_flag(return_inverse, "return_inverse", fn)
     want_counts = _check_bool_flag(return_counts, "return_counts", fn)
     if dim is not None:
-        S.normalize_dim(dim, x.ndim, fn=fn)
-        raise NotImplementedError(f"{fn}: dim= is not supported yet; only dim=None (the flattened input)")
-    values, _, inverse, counts = _runs(fn, x, consecutive, want_inverse, want_counts, False)
+        if not x._shape:
+            raise IndexError(f"{fn}: Dimension specified as {dim} but tensor has no dimensions")
+        dim = S.normalize_dim(dim, x.ndim, fn=fn)
+        if any(size == 0 for d, size in enumerate(x._shape) if d != dim):
+            raise RuntimeError(
+                f"{fn}: There are 0 sized dimensions, and they aren't selected, so unique cannot be applied"
+            )
+    values, _, inverse, counts = _runs(fn, x, consecutive, want_inverse, want_counts, False, dim)
     if not (want_inverse or want_counts):
         return values
     return (values,) + ((inverse,) if want_inverse else ()) + ((counts,) if want_counts else ())
@@ -362,19 +384,23 @@ def unique(input: Any, sorted: bool = True, return_inverse: bool = False, return
 
     With ``return_inverse``, also the index into the result of each input element (shaped as
     ``input``); with ``return_counts``, how often each distinct element occurs. The result is
-    sorted whatever ``sorted`` says. Only ``dim=None`` is supported.
+    sorted whatever ``sorted`` says. With ``dim``, the distinct slices along ``dim``, ordered
+    lexicographically; the inverse then has one entry per slice.
 
     >>> import t_tensor as tt
     >>> values, inverse, counts = tt.unique(tt.tensor([[3, 1], [3, 2]]), return_inverse=True, return_counts=True)
     >>> values.tolist(), inverse.tolist(), counts.tolist()
     ([1, 2, 3], [[2, 0], [2, 1]], [1, 1, 2])
+    >>> tt.unique(tt.tensor([[1, 2], [0, 5], [1, 2]]), dim=0).tolist()
+    [[0, 5], [1, 2]]
     """
     _check_bool_flag(sorted, "sorted", "unique")
     return _torch_unique("unique", input, return_inverse, return_counts, dim, consecutive=False)
 
 
 def unique_consecutive(input: Any, return_inverse: bool = False, return_counts: bool = False, dim: Any = None) -> Any:
-    """Collapse each run of equal neighbours of the flattened ``input`` into one element.
+    """Collapse each run of equal neighbours of the flattened ``input`` (or, with ``dim``, of its
+    slices along ``dim``) into one.
 
     >>> import t_tensor as tt
     >>> values, counts = tt.unique_consecutive(tt.tensor([1, 1, 2, 1, 1, 1]), return_counts=True)

@@ -196,7 +196,7 @@ static void check_unique_runs(int dtype, int64_t n) {
     CHECK_STATUS(tt_sort(1, shape, 0, (uintptr_t)x, unit, (uintptr_t)sorted, unit, (uintptr_t)perm, unit, 0, n,
                          dtype, 0), TT_OK, "sort before runs");
     int64_t runs = -1;
-    CHECK_STATUS(tt_unique_runs(n, (uintptr_t)sorted, (uintptr_t)perm, (uintptr_t)unique, (uintptr_t)counts,
+    CHECK_STATUS(tt_unique_runs(n, 1, (uintptr_t)sorted, (uintptr_t)perm, (uintptr_t)unique, (uintptr_t)counts,
                                 (uintptr_t)first, (uintptr_t)inverse, dtype, &runs), TT_OK, "runs");
     int64_t total = 0;
     for (int64_t g = 0; g < runs; g++) {
@@ -210,10 +210,69 @@ static void check_unique_runs(int dtype, int64_t n) {
     }
     if (n > 0) {
         perm[n - 1] = -1;
-        CHECK_STATUS(tt_unique_runs(n, (uintptr_t)sorted, (uintptr_t)perm, 0, 0, 0, (uintptr_t)inverse, dtype, &runs),
+        CHECK_STATUS(tt_unique_runs(n, 1, (uintptr_t)sorted, (uintptr_t)perm, 0, 0, 0, (uintptr_t)inverse, dtype, &runs),
                      TT_ERR_INDEX, "perm entry out of range");
     }
     free(x);
+    free(sorted);
+    free(unique);
+    free(perm);
+    free(counts);
+    free(first);
+    free(inverse);
+}
+
+/* -1, 0, 1: lexicographic order of two rows, ascending with NaN last. */
+static int row_order(const char *a, const char *b, int64_t row_len, int dtype) {
+    const int64_t size = (int64_t)tt_dtype_itemsize(dtype);
+    for (int64_t i = 0; i < row_len; i++) {
+        int o = order(load(a + i * size, dtype), load(b + i * size, dtype), 0);
+        if (o != 0) {
+            return o;
+        }
+    }
+    return 0;
+}
+
+/* Rows (unique with dim): sorted lexicographically and stably, then grouped into runs. */
+static void check_rows(int dtype, int64_t nrows, int64_t row_len) {
+    const int64_t size = (int64_t)tt_dtype_itemsize(dtype), row_bytes = row_len * size;
+    char *data = calloc((size_t)(nrows * row_len + 1), (size_t)size);
+    char *sorted = calloc((size_t)(nrows * row_len + 1), (size_t)size);
+    char *unique = calloc((size_t)(nrows * row_len + 1), (size_t)size);
+    int64_t *perm = calloc((size_t)(nrows + 1), sizeof(int64_t)), *counts = calloc((size_t)(nrows + 1), sizeof(int64_t));
+    int64_t *first = calloc((size_t)(nrows + 1), sizeof(int64_t)), *inverse = calloc((size_t)(nrows + 1), sizeof(int64_t));
+    fill(data, nrows * row_len, dtype, 1);
+    CHECK_STATUS(tt_sort_rows(nrows, row_len, (uintptr_t)data, (uintptr_t)sorted, (uintptr_t)perm, dtype), TT_OK,
+                 "tt_sort_rows");
+    for (int64_t j = 0; j < nrows; j++) {
+        if (!check_record(perm[j] >= 0 && perm[j] < nrows)) {
+            fprintf(stderr, "dtype %d: row permutation entry %lld out of range\n", dtype, (long long)perm[j]);
+            goto done;
+        }
+        CHECK(row_bytes == 0 || memcmp(sorted + j * row_bytes, data + perm[j] * row_bytes, (size_t)row_bytes) == 0,
+              "sorted row %lld is the input row at its index", (long long)j);
+        if (j > 0) {
+            int o = row_order(data + perm[j - 1] * row_bytes, data + perm[j] * row_bytes, row_len, dtype);
+            CHECK(o < 0 || (o == 0 && perm[j - 1] < perm[j]), "dtype %d: rows %lld, %lld out of order", dtype,
+                  (long long)(j - 1), (long long)j);
+        }
+    }
+    int64_t runs = -1, total = 0;
+    CHECK_STATUS(tt_unique_runs(nrows, row_len, (uintptr_t)sorted, (uintptr_t)perm, (uintptr_t)unique,
+                                (uintptr_t)counts, (uintptr_t)first, (uintptr_t)inverse, dtype, &runs), TT_OK, "row runs");
+    for (int64_t g = 0; g < runs; g++) {
+        total += counts[g];
+        CHECK(row_bytes == 0 || memcmp(unique + g * row_bytes, data + first[g] * row_bytes, (size_t)row_bytes) == 0,
+              "a run's row is its first occurrence");
+    }
+    CHECK_EQ(total, nrows, "row counts add up");
+    for (int64_t r = 0; r < nrows; r++) {
+        CHECK(row_order(data + r * row_bytes, unique + inverse[r] * row_bytes, row_len, dtype) == 0,
+              "inverse maps row %lld to an equal row", (long long)r);
+    }
+done:
+    free(data);
     free(sorted);
     free(unique);
     free(perm);
@@ -240,8 +299,8 @@ static void test_bad_arguments(void) {
                  TT_OK, "indices only");
     CHECK(idx[0] == 0 && idx[1] == 2 && idx[2] == 1 && idx[3] == 3, "descending argsort of 3 1 2 0");
     int64_t runs;
-    CHECK_STATUS(tt_unique_runs(-1, (uintptr_t)x, 0, 0, 0, 0, 0, TT_FLOAT32, &runs), TT_ERR_INVALID_ARG, "n < 0");
-    CHECK_STATUS(tt_unique_runs(0, 0, 0, 0, 0, 0, 0, TT_FLOAT32, &runs), TT_OK, "empty");
+    CHECK_STATUS(tt_unique_runs(-1, 1, (uintptr_t)x, 0, 0, 0, 0, 0, TT_FLOAT32, &runs), TT_ERR_INVALID_ARG, "n < 0");
+    CHECK_STATUS(tt_unique_runs(0, 1, 0, 0, 0, 0, 0, 0, TT_FLOAT32, &runs), TT_OK, "empty");
     CHECK_EQ(runs, 0, "no runs in nothing");
 }
 
@@ -254,7 +313,10 @@ int main(void) {
             }
             check_searchsorted(dtype, lengths[i]);
             check_unique_runs(dtype, lengths[i]);
+            check_rows(dtype, lengths[i], 2);
+            check_rows(dtype, lengths[i], 0);
         }
+        check_rows(dtype, 200, 5);
     }
     test_bad_arguments();
     return check_report("test_sort");

@@ -424,6 +424,51 @@ def test_unique_consecutive_matches_torch(dtype, case, inverse, counts):
             assert_same(g, w)
 
 
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=_id)
+@pytest.mark.parametrize("name", ["unique", "unique_consecutive"])
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(case=cases(min_ndim=1), inverse=st.booleans(), counts=st.booleans())
+def test_unique_along_dim_matches_torch(dtype, name, case, inverse, counts):
+    """Distinct slices along ``dim``. Without NaN: torch orders rows holding NaN arbitrarily (its
+    comparisons are plain ``<``); test_unique_along_dim_with_nan covers t_tensor's order. Signs of
+    zero are not compared (torch keeps an arbitrary zero of a group)."""
+    a = make_input(case, dtype)
+    if dtype.is_floating_point:
+        a = np.where(np.isnan(a), np.asarray(7.0, a.dtype), a)
+    x, t = laid_out(tt.tensor(a), case), laid_out(torch.from_numpy(a), case)
+    kwargs = {"dim": case["dim"], "return_inverse": inverse, "return_counts": counts}
+    try:
+        want = getattr(torch, name)(t, **kwargs)
+    except RuntimeError:  # a zero-size dimension that is not the selected one
+        with pytest.raises(RuntimeError, match=f"{name}: There are 0 sized dimensions"):
+            call(tt, name, case["form"], x, **kwargs)
+        return
+    got = call(tt, name, case["form"], x, **kwargs)
+    if isinstance(want, torch.Tensor):
+        assert_same(got, want, signs=False)
+    else:
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            assert_same(g, w, signs=False)
+
+
+def test_unique_along_dim_with_nan():
+    """Rows are ordered element by element with NaN last; a row holding NaN equals no other."""
+    a = np.array([[1.0, math.nan], [0.0, 2.0], [1.0, math.nan], [1.0, 3.0], [-0.0, 2.0]])
+    values, inverse, counts = tt.unique(tt.tensor(a), dim=0, return_inverse=True, return_counts=True)
+    np.testing.assert_array_equal(values.numpy(), [[0, 2], [1, 3], [1, math.nan], [1, math.nan]])
+    assert inverse.tolist() == [2, 0, 3, 1, 0] and counts.tolist() == [2, 1, 1, 1]
+    assert not np.signbit(values.numpy()[0, 0])  # the first row of the group is kept
+    values, counts = tt.unique(tt.tensor(a.T), dim=1, return_counts=True)
+    np.testing.assert_array_equal(values.numpy(), [[0, 1, 1, 1], [2, 3, math.nan, math.nan]])
+    assert values.is_contiguous()
+
+
+def test_unique_dim_of_a_0d_tensor():
+    helper_test_exception([np.float32(1.0)], lambda x: T(x).unique(x, dim=0), exception=IndexError,
+                          match="unique: Dimension specified as 0 but tensor has no dimensions")
+
+
 def _assert_numpy(got: tt.Tensor, want: np.ndarray) -> None:
     assert got.shape == want.shape, (got.shape, want.shape)
     assert got.dtype.numpy == want.dtype, (got.dtype, want.dtype)
@@ -515,10 +560,6 @@ def test_errors_match_torch(inputs, fn, exception, match):
 
 def test_errors_of_our_own():
     x = tt.tensor([[1, 2], [1, 2]])
-    with pytest.raises(NotImplementedError, match="unique: dim= is not supported"):
-        tt.unique(x, dim=0)  # torch has it; t_tensor does not yet
-    with pytest.raises(NotImplementedError, match="unique_consecutive: dim= is not supported"):
-        tt.unique_consecutive(x, dim=1)
     with pytest.raises(TypeError, match="sort: expected a Tensor"):
         tt.sort([3, 1])
     with pytest.raises(TypeError, match="topk: k must be an int"):

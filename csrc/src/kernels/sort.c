@@ -51,19 +51,27 @@
 #define ASCENDING_F(a, b) ((a) < (b) || (isnan(b) && !isnan(a)))
 #define DESCENDING_F(a, b) ((a) > (b) || (isnan(a) && !isnan(b)))
 
+/* The same for the merge sort, which also passes a row length (unused for scalar keys). */
+#define KEYS_ASCENDING_I(a, b, row_len) ASCENDING_I(a, b)
+#define KEYS_DESCENDING_I(a, b, row_len) DESCENDING_I(a, b)
+#define KEYS_ASCENDING_F(a, b, row_len) ASCENDING_F(a, b)
+#define KEYS_DESCENDING_F(a, b, row_len) DESCENDING_F(a, b)
+
 /* ------------------------------------------------------------------ stable merge sort */
 
 #define RUN_LENGTH 16
 
-/* Sorts a[0..n) using b[0..n) as scratch; returns whichever of the two holds the result. */
+/* Sorts a[0..n) using b[0..n) as scratch; returns whichever of the two holds the result.
+   BEFORE(key_a, key_b, row_len) says "strictly before"; row_len is for row keys (tt_sort_rows). */
 #define DEFINE_MERGE_SORT(FN, PAIR, BEFORE)                                                  \
-    static PAIR *FN(PAIR *a, PAIR *b, int64_t n) {                                           \
+    static PAIR *FN(PAIR *a, PAIR *b, int64_t n, int64_t row_len) {                          \
+        (void)row_len;                                                                       \
         for (int64_t lo = 0; lo < n; lo += RUN_LENGTH) {                                     \
             int64_t hi = n - lo > RUN_LENGTH ? lo + RUN_LENGTH : n;                          \
             for (int64_t i = lo + 1; i < hi; i++) {                                          \
                 PAIR item = a[i];                                                            \
                 int64_t j = i;                                                               \
-                while (j > lo && BEFORE(item.key, a[j - 1].key)) {                           \
+                while (j > lo && BEFORE(item.key, a[j - 1].key, row_len)) {                   \
                     a[j] = a[j - 1];                                                         \
                     j--;                                                                     \
                 }                                                                            \
@@ -75,12 +83,12 @@
                 int64_t mid = n - lo > width ? lo + width : n;                               \
                 int64_t hi = n - mid > width ? mid + width : n;                              \
                 int64_t i = lo, j = mid, k = lo;                                             \
-                if (mid == hi || !BEFORE(a[mid].key, a[mid - 1].key)) {                      \
+                if (mid == hi || !BEFORE(a[mid].key, a[mid - 1].key, row_len)) {                \
                     memcpy(b + lo, a + lo, (size_t)(hi - lo) * sizeof(PAIR)); /* in order */ \
                     continue;                                                                \
                 }                                                                            \
                 while (i < mid && j < hi) {                                                  \
-                    b[k++] = BEFORE(a[j].key, a[i].key) ? a[j++] : a[i++];                   \
+                    b[k++] = BEFORE(a[j].key, a[i].key, row_len) ? a[j++] : a[i++];         \
                 }                                                                            \
                 while (i < mid) {                                                            \
                     b[k++] = a[i++];                                                         \
@@ -167,8 +175,8 @@ struct sort_ctx {
         KT key;                                                                                      \
         int64_t index;                                                                               \
     } pair_##name;                                                                                   \
-    DEFINE_MERGE_SORT(sort_ascending_##name, pair_##name, ASCENDING_##K)                             \
-    DEFINE_MERGE_SORT(sort_descending_##name, pair_##name, DESCENDING_##K)                           \
+    DEFINE_MERGE_SORT(sort_ascending_##name, pair_##name, KEYS_ASCENDING_##K)                        \
+    DEFINE_MERGE_SORT(sort_descending_##name, pair_##name, KEYS_DESCENDING_##K)                      \
     DEFINE_SELECT(select_ascending_##name, pair_##name, ASCENDING_##K)                               \
     DEFINE_SELECT(select_descending_##name, pair_##name, DESCENDING_##K)                             \
     /* The best m pairs of the row, best first, into a[0..m). */                                     \
@@ -207,8 +215,8 @@ struct sort_ctx {
                 a[i].key = (KT)LD(T, x + i * c->x_step);                                             \
                 a[i].index = i;                                                                      \
             }                                                                                        \
-            sorted = c->descending ? sort_descending_##name(a, b, c->len)                            \
-                                   : sort_ascending_##name(a, b, c->len);                            \
+            sorted = c->descending ? sort_descending_##name(a, b, c->len, 1)                         \
+                                   : sort_ascending_##name(a, b, c->len, 1);                         \
         }                                                                                            \
         for (int64_t j = 0; j < c->count; j++) {                                                     \
             int64_t index = sorted[c->start + j].index;                                              \
@@ -388,20 +396,103 @@ tt_status tt_searchsorted(int ndim, const int64_t *shape,
     return TT_OK;
 }
 
+/* ------------------------------------------------------------------ sorting whole rows
+ * For unique along a dimension: rows of row_len contiguous elements, ordered lexicographically
+ * (element by element, in the ascending order above), by the same stable merge sort over
+ * (row address, row number) pairs. */
+
+typedef struct row_pair {
+    const char *key;
+    int64_t index;
+} row_pair;
+
+#define DEFINE_ROWS(name, T, KT, LD, K, CODE)                                                        \
+    static int rows_before_##name(const char *a, const char *b, int64_t row_len) {                  \
+        for (int64_t i = 0; i < row_len; i++) {                                                     \
+            const KT x = (KT)LD(T, a + i * (int64_t)sizeof(T));                                     \
+            const KT y = (KT)LD(T, b + i * (int64_t)sizeof(T));                                     \
+            if (ASCENDING_##K(x, y)) {                                                              \
+                return 1;                                                                           \
+            }                                                                                       \
+            if (ASCENDING_##K(y, x)) {                                                              \
+                return 0;                                                                           \
+            }                                                                                       \
+        }                                                                                           \
+        return 0;                                                                                   \
+    }                                                                                               \
+    /* Equal when every element is == (so a row holding NaN equals no row). */                     \
+    static inline int rows_equal_##name(const char *a, const char *b, int64_t row_len) {            \
+        for (int64_t i = 0; i < row_len; i++) {                                                     \
+            if (!((KT)LD(T, a + i * (int64_t)sizeof(T)) == (KT)LD(T, b + i * (int64_t)sizeof(T)))) { \
+                return 0;                                                                           \
+            }                                                                                       \
+        }                                                                                           \
+        return 1;                                                                                   \
+    }                                                                                               \
+    DEFINE_MERGE_SORT(lexsort_##name, row_pair, rows_before_##name)
+SORT_DTYPES(DEFINE_ROWS)
+
+typedef row_pair *(*lexsort_fn)(row_pair *a, row_pair *b, int64_t n, int64_t row_len);
+#define REGISTER_LEXSORT(name, T, KT, LD, K, CODE) [CODE] = lexsort_##name,
+static const lexsort_fn lexsort_table[TT_NUM_DTYPES] = {SORT_DTYPES(REGISTER_LEXSORT)};
+
+tt_status tt_sort_rows(int64_t nrows, int64_t row_len, uintptr_t data, uintptr_t sorted, uintptr_t perm,
+                       int dtype) {
+    if (nrows < 0 || row_len < 0) {
+        return TT_ERR_INVALID_ARG;
+    }
+    if (dtype < 0 || dtype >= TT_NUM_DTYPES) {
+        return TT_ERR_UNSUPPORTED_DTYPE;
+    }
+    if (nrows == 0) {
+        return TT_OK;
+    }
+    int64_t row_bytes, total;
+    if (__builtin_mul_overflow(row_len, (int64_t)tt_dtype_itemsize(dtype), &row_bytes) ||
+        __builtin_mul_overflow(row_bytes, nrows, &total) || (uint64_t)nrows > SIZE_MAX / sizeof(row_pair)) {
+        return TT_ERR_OVERFLOW;
+    }
+    if (perm == 0 || (data == 0 && total > 0)) {
+        return TT_ERR_INVALID_ARG;
+    }
+    row_pair *a = malloc((size_t)nrows * sizeof(row_pair)), *b = malloc((size_t)nrows * sizeof(row_pair));
+    if (a == NULL || b == NULL) {
+        free(a);
+        free(b);
+        return TT_ERR_NOMEM;
+    }
+    for (int64_t r = 0; r < nrows; r++) {
+        a[r].key = (const char *)data + r * row_bytes;
+        a[r].index = r;
+    }
+    const row_pair *order = lexsort_table[dtype](a, b, nrows, row_len);
+    int64_t *out = (int64_t *)perm;
+    for (int64_t j = 0; j < nrows; j++) {
+        out[j] = order[j].index;
+        if (sorted != 0 && row_bytes > 0) {
+            memcpy((char *)sorted + j * row_bytes, order[j].key, (size_t)row_bytes);
+        }
+    }
+    free(a);
+    free(b);
+    return TT_OK;
+}
+
 /* ------------------------------------------------------------------ runs of equal values */
 
-#define DEFINE_RUNS(name, T, KT, LD, K, CODE)                                                       \
-    static void runs_##name(int64_t n, const char *data, const int64_t *perm, char *unique,         \
-                            int64_t *counts, int64_t *first, int64_t *inverse, int64_t *num_runs) { \
+#define DEFINE_RUNS(name, T, KT, LD, K, CODE)                                                        \
+    static void runs_##name(int64_t n, int64_t row_len, const char *data, const int64_t *perm,      \
+                            char *unique, int64_t *counts, int64_t *first, int64_t *inverse,         \
+                            int64_t *num_runs) {                                                     \
+        const int64_t row_bytes = row_len * (int64_t)sizeof(T);                                      \
         int64_t g = -1;                                                                              \
-        KT previous = 0;                                                                             \
         for (int64_t j = 0; j < n; j++) {                                                            \
-            const KT v = (KT)LD(T, data + j * (int64_t)sizeof(T));                                   \
+            const char *row = data + j * row_bytes;                                                  \
             const int64_t position = perm != NULL ? perm[j] : j;                                     \
-            if (j == 0 || !(v == previous)) {                                                        \
+            if (j == 0 || !rows_equal_##name(row, row - row_bytes, row_len)) {                       \
                 g++;                                                                                 \
-                if (unique != NULL) {                                                                \
-                    memcpy(unique + g * (int64_t)sizeof(T), data + j * (int64_t)sizeof(T), sizeof(T)); \
+                if (unique != NULL && row_bytes > 0) {                                               \
+                    memcpy(unique + g * row_bytes, row, (size_t)row_bytes);                          \
                 }                                                                                    \
                 if (counts != NULL) {                                                                \
                     counts[g] = 0;                                                                   \
@@ -410,7 +501,6 @@ tt_status tt_searchsorted(int ndim, const int64_t *shape,
                     first[g] = position;                                                             \
                 }                                                                                    \
             }                                                                                        \
-            previous = v;                                                                            \
             if (counts != NULL) {                                                                    \
                 counts[g]++;                                                                         \
             }                                                                                        \
@@ -422,19 +512,27 @@ tt_status tt_searchsorted(int ndim, const int64_t *shape,
     }
 SORT_DTYPES(DEFINE_RUNS)
 
-typedef void (*runs_fn)(int64_t n, const char *data, const int64_t *perm, char *unique, int64_t *counts,
-                        int64_t *first, int64_t *inverse, int64_t *num_runs);
+typedef void (*runs_fn)(int64_t n, int64_t row_len, const char *data, const int64_t *perm, char *unique,
+                        int64_t *counts, int64_t *first, int64_t *inverse, int64_t *num_runs);
 #define REGISTER_RUNS(name, T, KT, LD, K, CODE) [CODE] = runs_##name,
 static const runs_fn runs_table[TT_NUM_DTYPES] = {SORT_DTYPES(REGISTER_RUNS)};
 
-tt_status tt_unique_runs(int64_t n, uintptr_t data, uintptr_t perm,
+tt_status tt_unique_runs(int64_t n, int64_t row_len, uintptr_t data, uintptr_t perm,
                          uintptr_t unique, uintptr_t counts, uintptr_t first, uintptr_t inverse,
                          int dtype, int64_t *num_runs) {
-    if (n < 0 || num_runs == NULL || (n > 0 && data == 0)) {
+    if (n < 0 || row_len < 0 || num_runs == NULL) {
         return TT_ERR_INVALID_ARG;
     }
     if (dtype < 0 || dtype >= TT_NUM_DTYPES) {
         return TT_ERR_UNSUPPORTED_DTYPE;
+    }
+    int64_t row_bytes, total;
+    if (__builtin_mul_overflow(row_len, (int64_t)tt_dtype_itemsize(dtype), &row_bytes) ||
+        __builtin_mul_overflow(row_bytes, n, &total)) {
+        return TT_ERR_OVERFLOW;
+    }
+    if (data == 0 && total > 0) {
+        return TT_ERR_INVALID_ARG;
     }
     const int64_t *order = (const int64_t *)perm;
     if (order != NULL) {
@@ -444,7 +542,7 @@ tt_status tt_unique_runs(int64_t n, uintptr_t data, uintptr_t perm,
             }
         }
     }
-    runs_table[dtype](n, (const char *)data, order, (char *)unique, (int64_t *)counts, (int64_t *)first,
+    runs_table[dtype](n, row_len, (const char *)data, order, (char *)unique, (int64_t *)counts, (int64_t *)first,
                       (int64_t *)inverse, num_runs);
     return TT_OK;
 }

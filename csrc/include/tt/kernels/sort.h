@@ -42,14 +42,23 @@ tt_status tt_searchsorted(int ndim, const int64_t *shape,
                           int64_t sorter_numel, uintptr_t out, const int64_t *out_strides, int out_int32,
                           int dtype, int right);
 
-/* Groups runs of equal adjacent values among the n contiguous elements at `data` (of `dtype`;
-   equality is ==, so -0.0 == 0.0 and a NaN equals nothing: each NaN is its own run).
-   perm (contiguous int64, or 0 for the identity) gives each element's original position, as the
-   indices of a sort do. Writes, for run g (0 <= g < *num_runs): unique[g] = the run's first
-   value, counts[g] (int64) = its length, first[g] (int64) = perm of its first element; and
-   inverse[perm[j]] (int64) = the run of element j. Each output may be 0 (not written); unique,
-   counts and first need room for n elements, inverse for n. A perm entry outside [0, n) gives
+/* Stable lexicographic sort of nrows contiguous rows of row_len elements of `dtype` at `data`
+   (row r at data + r * row_len * itemsize), compared element by element in ascending order
+   (NaN last). Writes perm[j] (int64, nrows entries) = the row that goes j-th, and, when sorted
+   is not 0, copies that row to row j of sorted (nrows * row_len elements, not overlapping data).
+   Borrows everything; allocates scratch (TT_ERR_NOMEM when that fails). */
+tt_status tt_sort_rows(int64_t nrows, int64_t row_len, uintptr_t data, uintptr_t sorted, uintptr_t perm,
+                       int dtype);
+
+/* Groups runs of equal adjacent rows among the n contiguous rows of row_len elements at `data`
+   (of `dtype`; row_len 1 for single values). Rows are equal when every element is ==, so
+   -0.0 == 0.0 and a NaN equals nothing: each row holding a NaN is its own run. perm
+   (contiguous int64, or 0 for the identity) gives each row's original position, as the indices
+   of a sort do. Writes, for run g (0 <= g < *num_runs): row g of unique = the run's first row,
+   counts[g] (int64) = its length, first[g] (int64) = perm of its first row; and
+   inverse[perm[j]] (int64) = the run of row j. Each output may be 0 (not written); unique needs
+   room for n rows, counts, first and inverse for n entries. A perm entry outside [0, n) gives
    TT_ERR_INDEX. Borrows everything. */
-tt_status tt_unique_runs(int64_t n, uintptr_t data, uintptr_t perm,
+tt_status tt_unique_runs(int64_t n, int64_t row_len, uintptr_t data, uintptr_t perm,
                          uintptr_t unique, uintptr_t counts, uintptr_t first, uintptr_t inverse,
                          int dtype, int64_t *num_runs);
