@@ -9,6 +9,7 @@ Every function validates and computes shapes in Python, then makes one C call
 * ``tt_searchsorted`` bisects a sorted row for each value, exactly as PyTorch does.
 * ``tt_unique_runs`` groups runs of equal neighbours of a sorted (or, for ``unique_consecutive``,
   unsorted) sequence, giving values, counts, first positions and the inverse map in one pass.
+  With ``dim=``, the sequence is of slices: ``tt_sort_rows`` sorts them lexicographically first.
 
 The order is PyTorch's: NaN sorts after every number (before, when descending), ``-0.0`` equals
 ``0.0``, and equal elements keep their input order, so ``stable=False`` gives the stable result

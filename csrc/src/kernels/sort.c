@@ -1,5 +1,6 @@
 /*
- * sort.c: sort along one dimension, binary search, runs of equal values (see kernels/sort.h).
+ * sort.c: sort along one dimension, binary search, lexicographic sort of rows, runs of equal
+ * values or rows (see kernels/sort.h).
  *
  * Sorting: each row along the sorted dimension is copied into a contiguous buffer of
  * (key, position) pairs, sorted there by a stable merge sort (insertion-sorted runs of 16, then
