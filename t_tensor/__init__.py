@@ -230,6 +230,27 @@ from t_tensor.random import (
     seed,
     set_rng_state,
 )
+
+# sorting
+from t_tensor.sorting import (
+    KthvalueResult,
+    SortResult,
+    TopkResult,
+    UniqueAllResult,
+    UniqueCountsResult,
+    UniqueInverseResult,
+    argsort,
+    kthvalue,
+    searchsorted,
+    sort,
+    topk,
+    unique,
+    unique_all,
+    unique_consecutive,
+    unique_counts,
+    unique_inverse,
+    unique_values,
+)
 from t_tensor.storage import Storage, WeakStorage
 from t_tensor.tensor import Tensor
 from t_tensor.views import (
@@ -365,6 +386,10 @@ __all__ = [
     "unflatten",
     "unstack",
     "vstack",
+    # sorting
+    "sort", "argsort", "topk", "kthvalue", "searchsorted",
+    "unique", "unique_consecutive", "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    "SortResult", "TopkResult", "KthvalueResult", "UniqueAllResult", "UniqueCountsResult", "UniqueInverseResult",
     # interop
     "from_numpy",
     "from_dlpack",

@@ -28,6 +28,7 @@ MODULES = [
     "t_tensor.views",
     "t_tensor.elementwise",
     "t_tensor.manipulation",
+    "t_tensor.sorting",
     "t_tensor.creation",
     "t_tensor.memory",
     "t_tensor.interop",

@@ -1,0 +1,549 @@
+/*
+ * sort.c: sort along one dimension, binary search, lexicographic sort of rows, runs of equal
+ * values or rows (see kernels/sort.h).
+ *
+ * Sorting: each row along the sorted dimension is copied into a contiguous buffer of
+ * (key, position) pairs, sorted there by a stable merge sort (insertion-sorted runs of 16, then
+ * bottom-up merges that ping-pong between two buffers), and written back: the value is copied
+ * byte for byte from the input element at the sorted position, so every bit (a NaN's payload,
+ * the sign of -0.0) survives. Rows are visited by tt_iter over the other dimensions, with the
+ * sorted dimension set to size 1; its steps live in the context. When only a short prefix of the
+ * sorted row is wanted (topk, kthvalue with a small k), a heap keeps the best pairs instead, in
+ * the same total order (key, then position), so the result is the stable sort's prefix.
+ *
+ * Order: ascending is `a < b`, with NaN after everything; descending is `a > b`, with NaN before
+ * everything. A pair moves ahead of another only when strictly before it, so the sort is stable
+ * in both directions. Keys of integers and bool are their own values; float16 keys are floats.
+ *
+ * Every function is generated once per dtype from the dtype list (X-macros), as in
+ * elementwise.c; the entry points pick the dtype's function from a table.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "half.h"
+#include "strided_iter.h"
+#include "tt/kernels/sort.h"
+
+/* ------------------------------------------------------------------ dtypes and order */
+
+#define LD_plain(T, p) (*(const T *)(p))
+#define LD_bool(T, p) ((uint8_t)(*(const uint8_t *)(p) != 0))
+#define LD_half(T, p) tt_half_to_float(*(const uint16_t *)(p))
+
+/* The dtype list: (name, storage type, key type, load, kind, code). Kind I: bool and integers,
+   totally ordered by < ; kind F: floats, where NaN needs its own rule. */
+#define SORT_DTYPES(X)                                        \
+    X(bool, uint8_t, uint8_t, LD_bool, I, TT_BOOL)            \
+    X(int8, int8_t, int8_t, LD_plain, I, TT_INT8)             \
+    X(int16, int16_t, int16_t, LD_plain, I, TT_INT16)         \
+    X(int32, int32_t, int32_t, LD_plain, I, TT_INT32)         \
+    X(int64, int64_t, int64_t, LD_plain, I, TT_INT64)         \
+    X(uint8, uint8_t, uint8_t, LD_plain, I, TT_UINT8)         \
+    X(float16, uint16_t, float, LD_half, F, TT_FLOAT16)       \
+    X(float32, float, float, LD_plain, F, TT_FLOAT32)         \
+    X(float64, double, double, LD_plain, F, TT_FLOAT64)
+
+/* "a goes strictly before b" in ascending and in descending order. */
+#define ASCENDING_I(a, b) ((a) < (b))
+#define DESCENDING_I(a, b) ((a) > (b))
+#define ASCENDING_F(a, b) ((a) < (b) || (isnan(b) && !isnan(a)))
+#define DESCENDING_F(a, b) ((a) > (b) || (isnan(a) && !isnan(b)))
+
+/* The same for the merge sort, which also passes a row length (unused for scalar keys). */
+#define KEYS_ASCENDING_I(a, b, row_len) ASCENDING_I(a, b)
+#define KEYS_DESCENDING_I(a, b, row_len) DESCENDING_I(a, b)
+#define KEYS_ASCENDING_F(a, b, row_len) ASCENDING_F(a, b)
+#define KEYS_DESCENDING_F(a, b, row_len) DESCENDING_F(a, b)
+
+/* ------------------------------------------------------------------ stable merge sort */
+
+#define RUN_LENGTH 16
+
+/* Sorts a[0..n) using b[0..n) as scratch; returns whichever of the two holds the result.
+   BEFORE(key_a, key_b, row_len) says "strictly before"; row_len is for row keys (tt_sort_rows). */
+#define DEFINE_MERGE_SORT(FN, PAIR, BEFORE)                                                  \
+    static PAIR *FN(PAIR *a, PAIR *b, int64_t n, int64_t row_len) {                          \
+        (void)row_len;                                                                       \
+        for (int64_t lo = 0; lo < n; lo += RUN_LENGTH) {                                     \
+            int64_t hi = n - lo > RUN_LENGTH ? lo + RUN_LENGTH : n;                          \
+            for (int64_t i = lo + 1; i < hi; i++) {                                          \
+                PAIR item = a[i];                                                            \
+                int64_t j = i;                                                               \
+                while (j > lo && BEFORE(item.key, a[j - 1].key, row_len)) {                   \
+                    a[j] = a[j - 1];                                                         \
+                    j--;                                                                     \
+                }                                                                            \
+                a[j] = item;                                                                 \
+            }                                                                                \
+        }                                                                                    \
+        for (int64_t width = RUN_LENGTH; width < n; width *= 2) {                            \
+            for (int64_t lo = 0; lo < n; lo += 2 * width) {                                  \
+                int64_t mid = n - lo > width ? lo + width : n;                               \
+                int64_t hi = n - mid > width ? mid + width : n;                              \
+                int64_t i = lo, j = mid, k = lo;                                             \
+                if (mid == hi || !BEFORE(a[mid].key, a[mid - 1].key, row_len)) {                \
+                    memcpy(b + lo, a + lo, (size_t)(hi - lo) * sizeof(PAIR)); /* in order */ \
+                    continue;                                                                \
+                }                                                                            \
+                while (i < mid && j < hi) {                                                  \
+                    b[k++] = BEFORE(a[j].key, a[i].key, row_len) ? a[j++] : a[i++];         \
+                }                                                                            \
+                while (i < mid) {                                                            \
+                    b[k++] = a[i++];                                                         \
+                }                                                                            \
+                while (j < hi) {                                                             \
+                    b[k++] = a[j++];                                                         \
+                }                                                                            \
+            }                                                                                \
+            PAIR *swap = a;                                                                  \
+            a = b;                                                                           \
+            b = swap;                                                                        \
+        }                                                                                    \
+        return a;                                                                            \
+    }
+
+/* ------------------------------------------------------------------ partial selection (topk)
+ * The best m of n pairs, in the total order "key order, then lower position first" (which is what
+ * a stable sort gives), kept in a heap whose root is the worst of them: O(n log m) instead of a
+ * full sort when m is much smaller than n. A heapsort of the heap then lists them best first. */
+
+/* p goes after q: q's key is before p's, or the keys tie and p came later. */
+#define WORSE(BEFORE, p, q) (BEFORE((q).key, (p).key) || (!BEFORE((p).key, (q).key) && (p).index > (q).index))
+
+#define DEFINE_SELECT(FN, PAIR, BEFORE)                                                      \
+    static void FN##_sift(PAIR *h, int64_t size, int64_t i) {                                \
+        PAIR item = h[i];                                                                    \
+        for (;;) {                                                                           \
+            int64_t child = 2 * i + 1;                                                       \
+            if (child >= size) {                                                             \
+                break;                                                                       \
+            }                                                                                \
+            if (child + 1 < size && WORSE(BEFORE, h[child + 1], h[child])) {                 \
+                child++;                                                                     \
+            }                                                                                \
+            if (!WORSE(BEFORE, h[child], item)) {                                            \
+                break;                                                                       \
+            }                                                                                \
+            h[i] = h[child];                                                                 \
+            i = child;                                                                       \
+        }                                                                                    \
+        h[i] = item;                                                                         \
+    }                                                                                        \
+    /* h[0..m) holds the first m pairs of the row on entry; `offer` is called for the rest. */ \
+    static void FN##_heapify(PAIR *h, int64_t m) {                                           \
+        for (int64_t i = m / 2 - 1; i >= 0; i--) {                                           \
+            FN##_sift(h, m, i);                                                              \
+        }                                                                                    \
+    }                                                                                        \
+    static inline void FN##_offer(PAIR *h, int64_t m, PAIR item) {                           \
+        if (WORSE(BEFORE, h[0], item)) {                                                     \
+            h[0] = item;                                                                     \
+            FN##_sift(h, m, 0);                                                              \
+        }                                                                                    \
+    }                                                                                        \
+    static void FN##_heapsort(PAIR *h, int64_t m) {                                          \
+        for (int64_t end = m - 1; end > 0; end--) {                                          \
+            PAIR worst = h[0];                                                               \
+            h[0] = h[end];                                                                   \
+            h[end] = worst;                                                                  \
+            FN##_sift(h, end, 0);                                                            \
+        }                                                                                    \
+    }
+
+/* Selection pays when the kept prefix is this many times shorter than the row. */
+#define SELECT_RATIO 16
+
+/* ------------------------------------------------------------------ sort along a dimension */
+
+typedef struct sort_ctx sort_ctx;
+typedef void (*sort_row_fn)(const sort_ctx *c, const char *x, char *values, char *indices);
+
+struct sort_ctx {
+    int64_t len;                        /* row length along the sorted dimension */
+    int64_t x_step, values_step, indices_step;   /* bytes between neighbours along it */
+    int64_t start, count;               /* sorted positions written */
+    int descending;
+    int has_values;
+    void *buffer, *scratch;             /* len pairs each */
+    sort_row_fn sort_row;
+};
+
+#define DEFINE_SORT_ROW(name, T, KT, LD, K, CODE)                                                    \
+    typedef struct pair_##name {                                                                     \
+        KT key;                                                                                      \
+        int64_t index;                                                                               \
+    } pair_##name;                                                                                   \
+    DEFINE_MERGE_SORT(sort_ascending_##name, pair_##name, KEYS_ASCENDING_##K)                        \
+    DEFINE_MERGE_SORT(sort_descending_##name, pair_##name, KEYS_DESCENDING_##K)                      \
+    DEFINE_SELECT(select_ascending_##name, pair_##name, ASCENDING_##K)                               \
+    DEFINE_SELECT(select_descending_##name, pair_##name, DESCENDING_##K)                             \
+    /* The best m pairs of the row, best first, into a[0..m). */                                     \
+    static void select_##name(const sort_ctx *c, const char *x, pair_##name *a, int64_t m) {        \
+        for (int64_t i = 0; i < m; i++) {                                                            \
+            a[i].key = (KT)LD(T, x + i * c->x_step);                                                 \
+            a[i].index = i;                                                                          \
+        }                                                                                            \
+        if (c->descending) {                                                                         \
+            select_descending_##name##_heapify(a, m);                                                \
+        } else {                                                                                     \
+            select_ascending_##name##_heapify(a, m);                                                 \
+        }                                                                                            \
+        for (int64_t i = m; i < c->len; i++) {                                                       \
+            const pair_##name item = {(KT)LD(T, x + i * c->x_step), i};                              \
+            if (c->descending) {                                                                     \
+                select_descending_##name##_offer(a, m, item);                                        \
+            } else {                                                                                 \
+                select_ascending_##name##_offer(a, m, item);                                         \
+            }                                                                                        \
+        }                                                                                            \
+        if (c->descending) {                                                                         \
+            select_descending_##name##_heapsort(a, m);                                               \
+        } else {                                                                                     \
+            select_ascending_##name##_heapsort(a, m);                                                \
+        }                                                                                            \
+    }                                                                                                \
+    static void sort_row_##name(const sort_ctx *c, const char *x, char *values, char *indices) {    \
+        pair_##name *a = c->buffer, *b = c->scratch;                                                 \
+        const pair_##name *sorted = a;                                                               \
+        const int64_t m = c->start + c->count;                                                       \
+        if (m <= c->len / SELECT_RATIO) {                                                            \
+            select_##name(c, x, a, m);                                                               \
+        } else {                                                                                     \
+            for (int64_t i = 0; i < c->len; i++) {                                                   \
+                a[i].key = (KT)LD(T, x + i * c->x_step);                                             \
+                a[i].index = i;                                                                      \
+            }                                                                                        \
+            sorted = c->descending ? sort_descending_##name(a, b, c->len, 1)                         \
+                                   : sort_ascending_##name(a, b, c->len, 1);                         \
+        }                                                                                            \
+        for (int64_t j = 0; j < c->count; j++) {                                                     \
+            int64_t index = sorted[c->start + j].index;                                              \
+            memcpy(indices + j * c->indices_step, &index, sizeof index);                             \
+            if (values != NULL) {                                                                    \
+                memcpy(values + j * c->values_step, x + index * c->x_step, sizeof(T));               \
+            }                                                                                        \
+        }                                                                                            \
+    }
+SORT_DTYPES(DEFINE_SORT_ROW)
+
+#define REGISTER_SORT_ROW(name, T, KT, LD, K, CODE) [CODE] = sort_row_##name,
+#define REGISTER_PAIR_SIZE(name, T, KT, LD, K, CODE) [CODE] = sizeof(pair_##name),
+static const sort_row_fn sort_rows_table[TT_NUM_DTYPES] = {SORT_DTYPES(REGISTER_SORT_ROW)};
+static const size_t pair_sizes[TT_NUM_DTYPES] = {SORT_DTYPES(REGISTER_PAIR_SIZE)};
+
+/* The iterator's row function: n rows, operand 0 = indices, 1 = x, 2 = values (if any). */
+static void sort_rows(char **data, const int64_t *s, int64_t n, void *vctx) {
+    const sort_ctx *c = vctx;
+    for (int64_t r = 0; r < n; r++) {
+        c->sort_row(c, data[1] + r * s[1], c->has_values ? data[2] + r * s[2] : NULL, data[0] + r * s[0]);
+    }
+}
+
+static int byte_step(int64_t elements, size_t itemsize, int64_t *out) {
+    return !__builtin_mul_overflow(elements, (int64_t)itemsize, out);
+}
+
+tt_status tt_sort(int ndim, const int64_t *shape, int dim,
+                  uintptr_t x, const int64_t *x_strides,
+                  uintptr_t values, const int64_t *values_strides,
+                  uintptr_t indices, const int64_t *indices_strides,
+                  int64_t start, int64_t count, int dtype, int descending) {
+    if (ndim < 1 || ndim > TT_MAX_DIMS || dim < 0 || dim >= ndim || shape == NULL || x_strides == NULL ||
+        indices_strides == NULL || (values != 0 && values_strides == NULL)) {
+        return TT_ERR_INVALID_ARG;
+    }
+    if (dtype < 0 || dtype >= TT_NUM_DTYPES) {
+        return TT_ERR_UNSUPPORTED_DTYPE;
+    }
+    const int64_t len = shape[dim];
+    if (len < 0 || start < 0 || count < 0 || start > len || count > len - start) {
+        return TT_ERR_INVALID_ARG;
+    }
+    int64_t outer[TT_MAX_DIMS];
+    int empty = count == 0;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < 0) {
+            return TT_ERR_INVALID_ARG;
+        }
+        outer[d] = d == dim ? 1 : shape[d];
+        empty |= shape[d] == 0;
+    }
+    if (empty) {
+        return TT_OK;
+    }
+    if (x == 0 || indices == 0) {
+        return TT_ERR_INVALID_ARG;
+    }
+    const size_t itemsize = tt_dtype_itemsize(dtype);
+    sort_ctx c = {.len = len, .start = start, .count = count, .descending = descending != 0,
+                  .has_values = values != 0, .sort_row = sort_rows_table[dtype]};
+    if (!byte_step(x_strides[dim], itemsize, &c.x_step) ||
+        !byte_step(indices_strides[dim], sizeof(int64_t), &c.indices_step) ||
+        (values != 0 && !byte_step(values_strides[dim], itemsize, &c.values_step))) {
+        return TT_ERR_OVERFLOW;
+    }
+    const int64_t *strides[3] = {indices_strides, x_strides, values_strides};
+    const size_t itemsizes[3] = {sizeof(int64_t), itemsize, itemsize};
+    tt_iter iter;
+    tt_status status = tt_iter_init(&iter, ndim, outer, values != 0 ? 3 : 2, strides, itemsizes);
+    if (status != TT_OK) {
+        return status;
+    }
+    const size_t pair_size = pair_sizes[dtype];
+    if ((uint64_t)len > SIZE_MAX / pair_size) {
+        return TT_ERR_OVERFLOW;
+    }
+    c.buffer = malloc((size_t)len * pair_size);
+    c.scratch = malloc((size_t)len * pair_size);
+    if (c.buffer == NULL || c.scratch == NULL) {
+        free(c.buffer);
+        free(c.scratch);
+        return TT_ERR_NOMEM;
+    }
+    char *base[3] = {(char *)indices, (char *)x, (char *)values};
+    tt_iter_run(&iter, base, sort_rows, &c);
+    free(c.buffer);
+    free(c.scratch);
+    return TT_OK;
+}
+
+/* ------------------------------------------------------------------ binary search */
+
+typedef struct search_ctx {
+    int64_t len, seq_step, sorter_step;   /* steps in bytes */
+    int right, out_int32, has_sorter;
+} search_ctx;
+
+/* PyTorch's bisection: go right while !(row[mid] >= v) (left side) or !(row[mid] > v) (right
+   side). Operands: 0 = out, 1 = values, 2 = seq, 3 = sorter (if any). Sorter entries were
+   checked before the search. */
+#define DEFINE_SEARCH(name, T, KT, LD, K, CODE)                                                    \
+    static void search_##name(char **data, const int64_t *s, int64_t n, void *vctx) {             \
+        const search_ctx *c = vctx;                                                                \
+        for (int64_t r = 0; r < n; r++) {                                                          \
+            const KT v = (KT)LD(T, data[1] + r * s[1]);                                            \
+            const char *row = data[2] + r * s[2];                                                  \
+            const char *perm = c->has_sorter ? data[3] + r * s[3] : NULL;                          \
+            int64_t lo = 0, hi = c->len;                                                           \
+            while (lo < hi) {                                                                      \
+                const int64_t mid = lo + ((hi - lo) >> 1);                                         \
+                int64_t at = mid;                                                                  \
+                if (perm != NULL) {                                                                \
+                    memcpy(&at, perm + mid * c->sorter_step, sizeof at);                           \
+                }                                                                                  \
+                const KT m = (KT)LD(T, row + at * c->seq_step);                                    \
+                if (c->right ? !(m > v) : !(m >= v)) {                                             \
+                    lo = mid + 1;                                                                  \
+                } else {                                                                           \
+                    hi = mid;                                                                      \
+                }                                                                              \
+            }                                                                                      \
+            if (c->out_int32) {                                                                    \
+                const int32_t p = (int32_t)lo;                                                     \
+                memcpy(data[0] + r * s[0], &p, sizeof p);                                          \
+            } else {                                                                               \
+                memcpy(data[0] + r * s[0], &lo, sizeof lo);                                        \
+            }                                                                                      \
+        }                                                                                          \
+    }
+SORT_DTYPES(DEFINE_SEARCH)
+
+#define REGISTER_SEARCH(name, T, KT, LD, K, CODE) [CODE] = search_##name,
+static const tt_row_fn search_table[TT_NUM_DTYPES] = {SORT_DTYPES(REGISTER_SEARCH)};
+
+tt_status tt_searchsorted(int ndim, const int64_t *shape,
+                          uintptr_t values, const int64_t *values_strides,
+                          uintptr_t seq, const int64_t *seq_strides, int64_t seq_len, int64_t seq_step,
+                          uintptr_t sorter, const int64_t *sorter_strides, int64_t sorter_step,
+                          int64_t sorter_numel, uintptr_t out, const int64_t *out_strides, int out_int32,
+                          int dtype, int right) {
+    if (ndim < 0 || ndim > TT_MAX_DIMS || seq_len < 0 || sorter_numel < 0 ||
+        (ndim > 0 && (shape == NULL || values_strides == NULL || seq_strides == NULL || out_strides == NULL)) ||
+        (sorter != 0 && ndim > 0 && sorter_strides == NULL)) {
+        return TT_ERR_INVALID_ARG;
+    }
+    if (dtype < 0 || dtype >= TT_NUM_DTYPES) {
+        return TT_ERR_UNSUPPORTED_DTYPE;
+    }
+    if (sorter != 0) {                    /* every entry in range before any is followed */
+        for (int64_t i = 0; i < sorter_numel; i++) {
+            int64_t entry;
+            memcpy(&entry, (const char *)sorter + i * (int64_t)sizeof entry, sizeof entry);
+            if (entry < 0 || entry >= seq_len) {
+                return TT_ERR_INDEX;
+            }
+        }
+    }
+    const size_t itemsize = tt_dtype_itemsize(dtype);
+    search_ctx c = {.len = seq_len, .right = right != 0, .out_int32 = out_int32 != 0, .has_sorter = sorter != 0};
+    if (!byte_step(seq_step, itemsize, &c.seq_step) || !byte_step(sorter_step, sizeof(int64_t), &c.sorter_step)) {
+        return TT_ERR_OVERFLOW;
+    }
+    const int64_t *strides[4] = {out_strides, values_strides, seq_strides, sorter_strides};
+    const size_t itemsizes[4] = {out_int32 ? sizeof(int32_t) : sizeof(int64_t), itemsize, itemsize, sizeof(int64_t)};
+    tt_iter iter;
+    tt_status status = tt_iter_init(&iter, ndim, shape, sorter != 0 ? 4 : 3, strides, itemsizes);
+    if (status != TT_OK || iter.numel == 0) {
+        return status;
+    }
+    if (out == 0 || values == 0 || (seq == 0 && seq_len > 0)) {
+        return TT_ERR_INVALID_ARG;
+    }
+    char *base[4] = {(char *)out, (char *)values, (char *)seq, (char *)sorter};
+    tt_iter_run(&iter, base, search_table[dtype], &c);
+    return TT_OK;
+}
+
+/* ------------------------------------------------------------------ sorting whole rows
+ * For unique along a dimension: rows of row_len contiguous elements, ordered lexicographically
+ * (element by element, in the ascending order above), by the same stable merge sort over
+ * (row address, row number) pairs. */
+
+typedef struct row_pair {
+    const char *key;
+    int64_t index;
+} row_pair;
+
+#define DEFINE_ROWS(name, T, KT, LD, K, CODE)                                                        \
+    static int rows_before_##name(const char *a, const char *b, int64_t row_len) {                  \
+        for (int64_t i = 0; i < row_len; i++) {                                                     \
+            const KT x = (KT)LD(T, a + i * (int64_t)sizeof(T));                                     \
+            const KT y = (KT)LD(T, b + i * (int64_t)sizeof(T));                                     \
+            if (ASCENDING_##K(x, y)) {                                                              \
+                return 1;                                                                           \
+            }                                                                                       \
+            if (ASCENDING_##K(y, x)) {                                                              \
+                return 0;                                                                           \
+            }                                                                                       \
+        }                                                                                           \
+        return 0;                                                                                   \
+    }                                                                                               \
+    /* Equal when every element is == (so a row holding NaN equals no row). */                     \
+    static inline int rows_equal_##name(const char *a, const char *b, int64_t row_len) {            \
+        for (int64_t i = 0; i < row_len; i++) {                                                     \
+            if (!((KT)LD(T, a + i * (int64_t)sizeof(T)) == (KT)LD(T, b + i * (int64_t)sizeof(T)))) { \
+                return 0;                                                                           \
+            }                                                                                       \
+        }                                                                                           \
+        return 1;                                                                                   \
+    }                                                                                               \
+    DEFINE_MERGE_SORT(lexsort_##name, row_pair, rows_before_##name)
+SORT_DTYPES(DEFINE_ROWS)
+
+typedef row_pair *(*lexsort_fn)(row_pair *a, row_pair *b, int64_t n, int64_t row_len);
+#define REGISTER_LEXSORT(name, T, KT, LD, K, CODE) [CODE] = lexsort_##name,
+static const lexsort_fn lexsort_table[TT_NUM_DTYPES] = {SORT_DTYPES(REGISTER_LEXSORT)};
+
+tt_status tt_sort_rows(int64_t nrows, int64_t row_len, uintptr_t data, uintptr_t sorted, uintptr_t perm,
+                       int dtype) {
+    if (nrows < 0 || row_len < 0) {
+        return TT_ERR_INVALID_ARG;
+    }
+    if (dtype < 0 || dtype >= TT_NUM_DTYPES) {
+        return TT_ERR_UNSUPPORTED_DTYPE;
+    }
+    if (nrows == 0) {
+        return TT_OK;
+    }
+    int64_t row_bytes, total;
+    if (__builtin_mul_overflow(row_len, (int64_t)tt_dtype_itemsize(dtype), &row_bytes) ||
+        __builtin_mul_overflow(row_bytes, nrows, &total) || (uint64_t)nrows > SIZE_MAX / sizeof(row_pair)) {
+        return TT_ERR_OVERFLOW;
+    }
+    if (perm == 0 || (data == 0 && total > 0)) {
+        return TT_ERR_INVALID_ARG;
+    }
+    row_pair *a = malloc((size_t)nrows * sizeof(row_pair)), *b = malloc((size_t)nrows * sizeof(row_pair));
+    if (a == NULL || b == NULL) {
+        free(a);
+        free(b);
+        return TT_ERR_NOMEM;
+    }
+    for (int64_t r = 0; r < nrows; r++) {
+        a[r].key = (const char *)data + r * row_bytes;
+        a[r].index = r;
+    }
+    const row_pair *order = lexsort_table[dtype](a, b, nrows, row_len);
+    int64_t *out = (int64_t *)perm;
+    for (int64_t j = 0; j < nrows; j++) {
+        out[j] = order[j].index;
+        if (sorted != 0 && row_bytes > 0) {
+            memcpy((char *)sorted + j * row_bytes, order[j].key, (size_t)row_bytes);
+        }
+    }
+    free(a);
+    free(b);
+    return TT_OK;
+}
+
+/* ------------------------------------------------------------------ runs of equal values */
+
+#define DEFINE_RUNS(name, T, KT, LD, K, CODE)                                                        \
+    static void runs_##name(int64_t n, int64_t row_len, const char *data, const int64_t *perm,      \
+                            char *unique, int64_t *counts, int64_t *first, int64_t *inverse,         \
+                            int64_t *num_runs) {                                                     \
+        const int64_t row_bytes = row_len * (int64_t)sizeof(T);                                      \
+        int64_t g = -1;                                                                              \
+        for (int64_t j = 0; j < n; j++) {                                                            \
+            const char *row = data + j * row_bytes;                                                  \
+            const int64_t position = perm != NULL ? perm[j] : j;                                     \
+            if (j == 0 || !rows_equal_##name(row, row - row_bytes, row_len)) {                       \
+                g++;                                                                                 \
+                if (unique != NULL && row_bytes > 0) {                                               \
+                    memcpy(unique + g * row_bytes, row, (size_t)row_bytes);                          \
+                }                                                                                    \
+                if (counts != NULL) {                                                                \
+                    counts[g] = 0;                                                                   \
+                }                                                                                    \
+                if (first != NULL) {                                                                 \
+                    first[g] = position;                                                             \
+                }                                                                                    \
+            }                                                                                        \
+            if (counts != NULL) {                                                                    \
+                counts[g]++;                                                                         \
+            }                                                                                        \
+            if (inverse != NULL) {                                                                   \
+                inverse[position] = g;                                                               \
+            }                                                                                        \
+        }                                                                                            \
+        *num_runs = g + 1;                                                                           \
+    }
+SORT_DTYPES(DEFINE_RUNS)
+
+typedef void (*runs_fn)(int64_t n, int64_t row_len, const char *data, const int64_t *perm, char *unique,
+                        int64_t *counts, int64_t *first, int64_t *inverse, int64_t *num_runs);
+#define REGISTER_RUNS(name, T, KT, LD, K, CODE) [CODE] = runs_##name,
+static const runs_fn runs_table[TT_NUM_DTYPES] = {SORT_DTYPES(REGISTER_RUNS)};
+
+tt_status tt_unique_runs(int64_t n, int64_t row_len, uintptr_t data, uintptr_t perm,
+                         uintptr_t unique, uintptr_t counts, uintptr_t first, uintptr_t inverse,
+                         int dtype, int64_t *num_runs) {
+    if (n < 0 || row_len < 0 || num_runs == NULL) {
+        return TT_ERR_INVALID_ARG;
+    }
+    if (dtype < 0 || dtype >= TT_NUM_DTYPES) {
+        return TT_ERR_UNSUPPORTED_DTYPE;
+    }
+    int64_t row_bytes, total;
+    if (__builtin_mul_overflow(row_len, (int64_t)tt_dtype_itemsize(dtype), &row_bytes) ||
+        __builtin_mul_overflow(row_bytes, n, &total)) {
+        return TT_ERR_OVERFLOW;
+    }
+    if (data == 0 && total > 0) {
+        return TT_ERR_INVALID_ARG;
+    }
+    const int64_t *order = (const int64_t *)perm;
+    if (order != NULL) {
+        for (int64_t j = 0; j < n; j++) {
+            if (order[j] < 0 || order[j] >= n) {
+                return TT_ERR_INDEX;
+            }
+        }
+    }
+    runs_table[dtype](n, row_len, (const char *)data, order, (char *)unique, (int64_t *)counts, (int64_t *)first,
+                      (int64_t *)inverse, num_runs);
+    return TT_OK;
+}
