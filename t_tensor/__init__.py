@@ -12,6 +12,7 @@ The layers, in the order data flows through them (see docs/architecture.md):
 here explicitly.
 """
 
+from t_tensor import nn  # convolution: tt.nn.functional
 from t_tensor.creation import (
     arange,
     as_tensor,
@@ -135,6 +136,14 @@ from t_tensor.memory import (
     reset_peak_memory_stats,
     unpin_all,
 )
+from t_tensor.nn.functional import (  # convolution: the names torch also has at its top level
+    adaptive_avg_pool1d,
+    avg_pool1d,
+    conv1d,
+    conv2d,
+    max_pool1d,
+    max_pool2d,
+)
 from t_tensor.random import (
     Generator,
     default_generator,
@@ -241,6 +250,8 @@ __all__ = [
     "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan",
     "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "floor", "ceil", "round",
     "trunc", "sigmoid", "erf", "bitwise_not", "logical_not", "isnan", "isinf", "isfinite",
+    # convolution
+    "nn", "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",
     # interop
     "from_numpy",
     "from_dlpack",

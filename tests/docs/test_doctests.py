@@ -27,6 +27,8 @@ MODULES = [
     "t_tensor.tensor",
     "t_tensor.views",
     "t_tensor.elementwise",
+    "t_tensor.nn",
+    "t_tensor.nn.functional",
     "t_tensor.creation",
     "t_tensor.memory",
     "t_tensor.interop",
