@@ -48,7 +48,8 @@ static int64_t nearest_index(int64_t dst, int64_t in, int64_t out, double scale)
         return dst >> 1;
     }
     const float ratio = scale > 0 ? (float)(1.0 / scale) : (float)in / (float)out;
-    return min64((int64_t)floorf((float)dst * ratio), in - 1);
+    const float source = floorf((float)dst * ratio);
+    return source < (float)in ? (int64_t)source : in - 1;   /* also catches inf and NaN */
 }
 
 /* One (n, c) plane of the input: the address of its element (0, 0). */
@@ -180,6 +181,9 @@ static int64_t nearest_index(int64_t dst, int64_t in, int64_t out, double scale)
         } else {                                                                                   \
             real = ratio * ((CT)dst + (CT)0.5) - (CT)0.5;                                          \
             real = real < 0 ? (CT)0 : real;                                                        \
+        }                                                                                          \
+        if (!(real < (CT)in)) { /* past the last pixel, or not finite: the last pixel */          \
+            real = (CT)(in - 1);                                                                   \
         }                                                                                          \
         *i0 = min64((int64_t)floor(real), in - 1);                                                 \
         CT lambda = real - (CT)*i0;                                                                \
