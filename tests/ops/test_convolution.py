@@ -240,8 +240,11 @@ def test_avg_pool(nd, dtype, cfg, seed, include_pad, divisor):
 NAN_INF = np.array([[[[1.0, np.nan, 2.0, -np.inf], [np.nan, 0.0, -np.inf, -np.inf], [3.0, 3.0, 1.0, 1.0]]]])
 
 
-@pytest.mark.parametrize("kwargs", [dict(kernel_size=2), dict(kernel_size=2, stride=1),
-                                    dict(kernel_size=3, padding=1, stride=1), dict(kernel_size=2, dilation=2, padding=1)])
+NAN_POOLS = [dict(kernel_size=2), dict(kernel_size=2, stride=1), dict(kernel_size=3, padding=1, stride=1),
+             dict(kernel_size=2, dilation=2, padding=1)]
+
+
+@pytest.mark.parametrize("kwargs", NAN_POOLS)
 def test_max_pool_nan_and_infinities(kwargs):
     """NaN wins (its index is reported); -inf windows keep their first element's index."""
     run(lambda lib, t: lib.nn.functional.max_pool2d(t, **kwargs, return_indices=True), [NAN_INF], tt.float64)
