@@ -110,19 +110,21 @@ def conv_config(draw, nd: int):
     w_shape = (groups * cout_g, cin_g) + kernel
     return dict(shape=shape, layout=layout, base=base, w_shape=w_shape, groups=groups, stride=stride,
                 dilation=dilation, padding=padding, bias=draw(st.booleans()),
-                w_layout=draw(st.sampled_from(["contiguous", "transposed"])))
+                w_layout=draw(st.sampled_from(["contiguous", "transposed"])),
+                b_layout=draw(st.sampled_from(["contiguous", "sliced", "expanded"])))
 
 
 def check_conv(nd: int, cfg: dict, dtype: tt.DType, seed: int) -> None:
     w_base = base_shape(cfg["w_shape"], cfg["w_layout"])
-    c_out = cfg["w_shape"][0]
-    arrays = [data(seed, cfg["base"], dtype), data(seed + 1, w_base, dtype), data(seed + 2, (c_out,), dtype)]
+    b_shape = (cfg["w_shape"][0],)
+    b_base = base_shape(b_shape, cfg["b_layout"])
+    arrays = [data(seed, cfg["base"], dtype), data(seed + 1, w_base, dtype), data(seed + 2, b_base, dtype)]
 
     def fn(lib, x, w, b):
         f = lib.nn.functional.conv1d if nd == 1 else lib.nn.functional.conv2d
-        return f(laid_out(x, cfg["layout"], cfg["shape"]), laid_out(w, cfg["w_layout"], cfg["w_shape"]),
-                 b if cfg["bias"] else None, stride=cfg["stride"], padding=cfg["padding"],
-                 dilation=cfg["dilation"], groups=cfg["groups"])
+        bias = laid_out(b, cfg["b_layout"], b_shape) if cfg["bias"] else None
+        return f(laid_out(x, cfg["layout"], cfg["shape"]), laid_out(w, cfg["w_layout"], cfg["w_shape"]), bias,
+                 stride=cfg["stride"], padding=cfg["padding"], dilation=cfg["dilation"], groups=cfg["groups"])
 
     terms = int(np.prod(cfg["w_shape"][1:])) + 1
     run(fn, arrays, dtype, terms)
@@ -147,7 +149,7 @@ def test_conv1d(dtype, cfg, seed):
 def test_conv2d_depthwise(multiplier, padding):
     cfg = dict(shape=(2, 4, 7, 6), layout="sliced", base=base_shape((2, 4, 7, 6), "sliced"),
                w_shape=(4 * multiplier, 1, 3, 3), groups=4, stride=1, dilation=1, padding=padding, bias=True,
-               w_layout="contiguous")
+               w_layout="contiguous", b_layout="sliced")
     check_conv(2, cfg, tt.float32, 7)
 
 
