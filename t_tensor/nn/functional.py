@@ -59,7 +59,10 @@ def _check_float(x: TensorImpl, fn: str) -> None:
 def _int(value: Any, name: str, fn: str) -> int:
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise TypeError(f"{fn}: {name} must be an int or a tuple of ints, got {type(value).__name__}")
-    return operator.index(value)
+    value = operator.index(value)
+    if not -(2**63) <= value < 2**63:
+        raise OverflowError(f"{fn}: {name} {value} does not fit in int64")
+    return value
 
 
 def _ints(value: Any, n: int, name: str, fn: str, *, allow_one: bool = True) -> tuple[int, ...]:
@@ -78,7 +81,7 @@ def _shape_str(shape: tuple[int, ...]) -> str:
     return "x".join(str(s) for s in shape)
 
 
-def _lift(x: TensorImpl, nd: int, fn: str) -> tuple[tuple[int, ...], tuple[int, ...], bool]:
+def _lift(x: TensorImpl, nd: int) -> tuple[tuple[int, ...], tuple[int, ...], bool]:
     """The (n, c, h, w) shape and strides the C kernels take, for an input with ``nd`` spatial
     dimensions and an optional batch dimension (``x.ndim`` is ``nd + 1`` or ``nd + 2``, checked by
     the caller). Also whether the input was unbatched."""
@@ -149,7 +152,7 @@ def _conv(fn: str, nd: int, input: Any, weight: Any, bias: Any, stride: Any, pad
     if c_out == 0 or c_out % groups != 0:
         raise RuntimeError(f"{fn}: Given groups={groups}, expected weight to be divisible by {groups} (and at least "
                            f"1) at dimension 0, but got weight of size {list(weight.shape)} instead")
-    x_shape, x_strides, unbatched = _lift(input, nd, fn)
+    x_shape, x_strides, unbatched = _lift(input, nd)
     if cin_g * groups != x_shape[1]:
         raise RuntimeError(
             f"{fn}: Given groups={groups}, weight of size {list(weight.shape)}, expected input{list(input.shape)} "
@@ -281,7 +284,7 @@ def _max_pool(fn: str, nd: int, input: Any, kernel_size: Any, stride: Any, paddi
               ceil_mode: bool, return_indices: bool) -> Any:
     _pool_input(fn, input, nd)
     kernel, stride, pad, dil, out = _pool_geometry(fn, nd, input, kernel_size, stride, padding, dilation, ceil_mode)
-    x_shape, x_strides, unbatched = _lift(input, nd, fn)
+    x_shape, x_strides, unbatched = _lift(input, nd)
     shape = _result_shape(x_shape[0], x_shape[1], out, unbatched)
     result = type(input)._empty(shape, input._dtype, fn)
     indices = type(input)._empty(shape, dtypes.int64, fn) if return_indices else None
@@ -331,7 +334,7 @@ def _avg_pool(fn: str, nd: int, input: Any, kernel_size: Any, stride: Any, paddi
         if divisor_override < 0:
             raise RuntimeError(f"{fn}: divisor_override must be positive, got {divisor_override}")
     kernel, stride, pad, _, out = _pool_geometry(fn, nd, input, kernel_size, stride, padding, 1, ceil_mode)
-    x_shape, x_strides, unbatched = _lift(input, nd, fn)
+    x_shape, x_strides, unbatched = _lift(input, nd)
     result = type(input)._empty(_result_shape(x_shape[0], x_shape[1], out, unbatched), input._dtype, fn)
     (kernel, stride, out), (pad,) = _two_d(nd, kernel, stride, out, fill=1), _two_d(nd, pad, fill=0)
     status = lib.tt_avg_pool2d(input._dtype.code, x_shape, input.data_ptr(), x_strides, kernel, stride, pad,
@@ -388,7 +391,7 @@ def _adaptive(fn: str, nd: int, max: bool, input: Any, output_size: Any, return_
     out = tuple(input.shape[-nd + i] if s is None else s for i, s in enumerate(sizes))
     if any(o < 0 for o in out):
         raise RuntimeError(f"{fn}: elements of output_size must be greater than or equal to 0, got {list(out)}")
-    x_shape, x_strides, unbatched = _lift(input, nd, fn)
+    x_shape, x_strides, unbatched = _lift(input, nd)
     shape = _result_shape(x_shape[0], x_shape[1], out, unbatched)
     result = type(input)._empty(shape, input._dtype, fn)
     indices = type(input)._empty(shape, dtypes.int64, fn) if max and return_indices else None
@@ -525,7 +528,7 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
         raise RuntimeError(f"{fn}: Non-empty {input.ndim}D data tensor expected but got a tensor with sizes "
                            f"{list(input.shape)}")
     _check_float(input, fn)
-    x_shape, x_strides, _ = _lift(input, nd, fn)
+    x_shape, x_strides, _ = _lift(input, nd)
     result = type(input)._empty(input.shape[:2] + out, input._dtype, fn)
     (out,) = _two_d(nd, out, fill=1)
     scales = scales if nd == 2 else [0.0] + scales

@@ -89,6 +89,15 @@ DEFINE_GEMM(double)
 /* A multiplication of non-negative sizes that reports overflow. */
 static int mul_ok(int64_t a, int64_t b, int64_t *result) { return !__builtin_mul_overflow(a, b, result); }
 
+/* True when (out - 1) * stride + (k - 1) * dilation + padding + size + 1, the largest magnitude the
+   window arithmetic meets, fits in int64 (all arguments non-negative). */
+static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, int64_t padding, int64_t size) {
+    int64_t a, b, total;
+    return mul_ok(out > 0 ? out - 1 : 0, stride, &a) && mul_ok(k - 1, dilation, &b)
+           && !__builtin_add_overflow(a, b, &total) && !__builtin_add_overflow(total, padding, &total)
+           && !__builtin_add_overflow(total, size, &total) && total < INT64_MAX;
+}
+
 #define DEFINE_CONV(name, T, CT, LD, ST, CODE)                                                   \
     /* col[r][j] for output positions p0 .. p0 + pn - 1 of one image and group; x points at the   \
        group's first channel of the image. Row r = (ci * kh + ky) * kw + kx. */                   \
@@ -226,6 +235,11 @@ tt_status tt_conv2d(int dtype,
         .ws = {w_strides[0], w_strides[1], w_strides[2], w_strides[3]},
         .bs = bias_stride,
     };
+    for (int d = 0; d < 2; d++) {   /* the farthest input coordinate a window reaches must fit in int64 */
+        if (!reach_ok(out_size[d], stride[d], w_shape[2 + d], dilation[d], padding[d], x_shape[2 + d])) {
+            return TT_ERR_OVERFLOW;
+        }
+    }
     int64_t out_elems;
     if (!mul_ok(g.n, g.c_out, &out_elems) || !mul_ok(out_elems, g.oh, &out_elems) || !mul_ok(out_elems, g.ow, &out_elems)) {
         return TT_ERR_OVERFLOW;

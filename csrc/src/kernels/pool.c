@@ -44,7 +44,7 @@ static int64_t nearest_index(int64_t dst, int64_t in, int64_t out, double scale)
     if (out == in) {
         return dst;
     }
-    if (out == 2 * in) {
+    if (out - in == in) {
         return dst >> 1;
     }
     const float ratio = scale > 0 ? (float)(1.0 / scale) : (float)in / (float)out;
@@ -281,6 +281,16 @@ static tt_status plane_setup(plane_geom *g, int dtype, const int64_t *x_shape, u
     return TT_OK;
 }
 
+/* True when (out - 1) * stride + (k - 1) * dilation + 2 * padding + size + 1, the largest magnitude
+   the window arithmetic meets, fits in int64 (all arguments non-negative). */
+static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, int64_t padding, int64_t size) {
+    int64_t a, b, total;
+    return !__builtin_mul_overflow(out > 0 ? out - 1 : 0, stride, &a) && !__builtin_mul_overflow(k, dilation, &b)
+           && !__builtin_add_overflow(a, b, &total) && !__builtin_add_overflow(total, padding, &total)
+           && !__builtin_add_overflow(total, padding, &total) && !__builtin_add_overflow(total, size, &total)
+           && total < INT64_MAX;
+}
+
 static int nothing_to_do(const plane_geom *g) { return g->n == 0 || g->c == 0 || g->oh == 0 || g->ow == 0; }
 
 tt_status tt_max_pool2d(int dtype, const int64_t *x_shape, uintptr_t x, const int64_t *x_strides,
@@ -297,6 +307,9 @@ tt_status tt_max_pool2d(int dtype, const int64_t *x_shape, uintptr_t x, const in
     for (int d = 0; d < 2; d++) {
         if (kernel[d] < 1 || stride[d] < 1 || dilation[d] < 1 || padding[d] < 0) {
             return TT_ERR_INVALID_ARG;
+        }
+        if (!reach_ok(out_size[d], stride[d], kernel[d], dilation[d], padding[d], x_shape[2 + d])) {
+            return TT_ERR_OVERFLOW;
         }
     }
     switch (dtype) {
@@ -327,6 +340,9 @@ tt_status tt_avg_pool2d(int dtype, const int64_t *x_shape, uintptr_t x, const in
         if (kernel[d] < 1 || stride[d] < 1 || padding[d] < 0) {
             return TT_ERR_INVALID_ARG;
         }
+        if (!reach_ok(out_size[d], stride[d], kernel[d], 1, padding[d], x_shape[2 + d])) {
+            return TT_ERR_OVERFLOW;
+        }
     }
     switch (dtype) {
 #define CALL(name, T, CT, LD, ST, CODE) \
@@ -349,6 +365,10 @@ tt_status tt_adaptive_pool2d(int max, int dtype, const int64_t *x_shape, uintptr
     }
     if (g.h < 1 || g.w < 1) {
         return TT_ERR_INVALID_ARG;
+    }
+    int64_t product;   /* window bounds compute (o + 1) * in */
+    if (__builtin_mul_overflow(g.oh + 1, g.h, &product) || __builtin_mul_overflow(g.ow + 1, g.w, &product)) {
+        return TT_ERR_OVERFLOW;
     }
     switch (dtype) {
 #define CALL(name, T, CT, LD, ST, CODE) \
