@@ -167,6 +167,9 @@ def _conv(fn: str, nd: int, input: Any, weight: Any, bias: Any, stride: Any, pad
             raise RuntimeError(f"{fn}: expected input and bias of the same dtype, got {input._dtype.name} and "
                                f"{bias._dtype.name}")
     spatial = input.shape[-nd:]
+    if 0 in spatial and x_shape[0] > 0 and x_shape[1] > 0:
+        raise RuntimeError(f"{fn}: Only zero batch or zero channel inputs are supported, but got input shape: "
+                           f"{list(input.shape)}")
     padded = tuple(s + b + a for s, b, a in zip(spatial, before, after, strict=True))
     dilated = tuple(d * (k - 1) + 1 for d, k in zip(dilation, kernel, strict=True))
     if any(p < k for p, k in zip(padded, dilated, strict=True)):

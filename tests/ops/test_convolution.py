@@ -99,7 +99,7 @@ def laid_out(x, layout: str, shape: tuple[int, ...]):
 def conv_config(draw, nd: int):
     groups = draw(st.integers(1, 3))
     cin_g, cout_g = draw(st.integers(1, 2)), draw(st.integers(1, 2))
-    shape, layout, base = draw(layout_input(nd, channels=groups * cin_g))
+    shape, layout, base = draw(layout_input(nd, min_size=0, channels=groups * cin_g))
     kernel = tuple(draw(st.integers(1, 3)) for _ in range(nd))
     stride = draw(st.one_of(st.integers(1, 3), st.tuples(*[st.integers(1, 3)] * nd)))
     dilation = draw(st.one_of(st.integers(1, 2), st.tuples(*[st.integers(1, 2)] * nd)))
