@@ -168,6 +168,11 @@ static void test_bad_arguments(void) {
                  TT_ERR_INVALID_ARG, "stride 0");
     CHECK_STATUS(tt_conv2d(TT_FLOAT64, x_shape, px, xs, w_shape, pw, ws, 0, 0, one, zero, one, 0, out_size, po),
                  TT_ERR_INVALID_ARG, "groups 0");
+    const int64_t far[2] = {(int64_t)1 << 62, (int64_t)1 << 62}, three[2] = {3, 3};
+    CHECK_STATUS(tt_conv2d(TT_FLOAT64, x_shape, px, xs, w_shape, pw, ws, 0, 0, far, far, one, 1, three, po),
+                 TT_ERR_OVERFLOW, "window arithmetic beyond int64");
+    CHECK_STATUS(tt_max_pool2d(TT_FLOAT64, x_shape, px, xs, one, far, far, one, three, po, 0), TT_ERR_OVERFLOW,
+                 "pooling window arithmetic beyond int64");
     CHECK_STATUS(tt_conv2d(TT_FLOAT64, x_shape, 0, xs, w_shape, pw, ws, 0, 0, one, zero, one, 1, out_size, po),
                  TT_ERR_INVALID_ARG, "NULL input");
     CHECK_STATUS(tt_max_pool2d(TT_FLOAT64, x_shape, px, xs, zero, one, zero, one, out_size, po, 0),
