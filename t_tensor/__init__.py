@@ -13,6 +13,7 @@ here explicitly.
 """
 
 # array API standard
+from t_tensor import nn  # convolution: tt.nn.functional
 from t_tensor.array_api import (
     __array_api_version__,
     __array_namespace_info__,
@@ -221,6 +222,14 @@ from t_tensor.memory import (
     reset_peak_memory_stats,
     unpin_all,
 )
+from t_tensor.nn.functional import (  # convolution: the names torch also has at its top level
+    adaptive_avg_pool1d,
+    avg_pool1d,
+    conv1d,
+    conv2d,
+    max_pool1d,
+    max_pool2d,
+)
 from t_tensor.random import (
     Generator,
     default_generator,
@@ -390,6 +399,8 @@ __all__ = [
     "sort", "argsort", "topk", "kthvalue", "searchsorted",
     "unique", "unique_consecutive", "unique_all", "unique_counts", "unique_inverse", "unique_values",
     "SortResult", "TopkResult", "KthvalueResult", "UniqueAllResult", "UniqueCountsResult", "UniqueInverseResult",
+    # convolution
+    "nn", "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",
     # interop
     "from_numpy",
     "from_dlpack",

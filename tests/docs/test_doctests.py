@@ -29,6 +29,8 @@ MODULES = [
     "t_tensor.elementwise",
     "t_tensor.manipulation",
     "t_tensor.sorting",
+    "t_tensor.nn",
+    "t_tensor.nn.functional",
     "t_tensor.creation",
     "t_tensor.memory",
     "t_tensor.interop",

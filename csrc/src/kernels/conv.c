@@ -1,0 +1,262 @@
+/*
+ * conv.c: forward 2-D convolution (conv1d is the case h = kh = 1), by im2col and a matrix product.
+ *
+ * For each image and group, the output positions are taken in blocks of columns. For a block,
+ * im2col copies the input values each output position sees into a (K x pb) matrix `col`
+ * (K = c_in/groups * kh * kw; zero where the window falls in the padding), converted to the
+ * compute type; then out_block (M x pb) = w_group (M x K) * col + bias, M = c_out/groups.
+ * The weights are packed once into a contiguous (c_out x K) matrix of the compute type.
+ * Blocks keep `col` around 1 MiB, so scratch memory does not grow with the image.
+ *
+ * Compute types: float for float16 and float32, double for float64. The matrix product is one
+ * static function per compute type (gemm_float, gemm_double): a plain register-blocked loop,
+ * kept behind that one name so that a faster GEMM can replace it.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "half.h"
+#include "tt/tt.h"
+#include "tt/kernels/conv.h"
+
+#define LD_plain(p) (*(p))
+#define LD_half(p) tt_half_to_float(*(p))
+#define ST_plain(CT, v) (v)
+#define ST_half(CT, v) tt_float_to_half(v)
+
+/* (name, storage type, compute type, load, store, code) */
+#define CONV_DTYPES(X)                                              \
+    X(float16, uint16_t, float, LD_half, ST_half, TT_FLOAT16)       \
+    X(float32, float, float, LD_plain, ST_plain, TT_FLOAT32)        \
+    X(float64, double, double, LD_plain, ST_plain, TT_FLOAT64)
+
+/* Elements of `col` per block, a budget: the block narrows for large K. */
+#define COL_BUDGET ((int64_t)1 << 18)
+/* Columns of the product handled together, so four rows of C stay in L1. */
+#define GEMM_COLUMNS 256
+
+typedef struct conv_geom {
+    int64_t n, c_in, h, w;              /* input */
+    int64_t c_out, cin_g, kh, kw;       /* weight */
+    int64_t groups, m;                  /* m = c_out / groups */
+    int64_t oh, ow;                     /* output plane */
+    int64_t sh, sw, ph, pw, dh, dw;     /* stride, padding before, dilation */
+    int64_t xs[4], ws[4], bs;           /* strides in elements */
+} conv_geom;
+
+/* ------------------------------------------------------------------ the matrix product
+ * c[m x n] += a[m x k] * b[k x n], all row-major and contiguous. Four rows of c at a time share
+ * each load of b; the innermost loop runs along a row and vectorizes. */
+#define DEFINE_GEMM(CT)                                                                          \
+    static void gemm_##CT(int64_t m, int64_t n, int64_t k, const CT *restrict a,                 \
+                          const CT *restrict b, CT *restrict c) {                                \
+        for (int64_t j0 = 0; j0 < n; j0 += GEMM_COLUMNS) {                                       \
+            const int64_t jn = n - j0 < GEMM_COLUMNS ? n - j0 : GEMM_COLUMNS;                    \
+            int64_t i = 0;                                                                       \
+            for (; i + 4 <= m; i += 4) {                                                         \
+                CT *restrict c0 = c + i * n + j0, *restrict c1 = c0 + n;                         \
+                CT *restrict c2 = c1 + n, *restrict c3 = c2 + n;                                 \
+                for (int64_t q = 0; q < k; q++) {                                                \
+                    const CT a0 = a[i * k + q], a1 = a[(i + 1) * k + q];                         \
+                    const CT a2 = a[(i + 2) * k + q], a3 = a[(i + 3) * k + q];                   \
+                    const CT *restrict bq = b + q * n + j0;                                      \
+                    for (int64_t j = 0; j < jn; j++) {                                           \
+                        const CT v = bq[j];                                                      \
+                        c0[j] += a0 * v;                                                         \
+                        c1[j] += a1 * v;                                                         \
+                        c2[j] += a2 * v;                                                         \
+                        c3[j] += a3 * v;                                                         \
+                    }                                                                            \
+                }                                                                                \
+            }                                                                                    \
+            for (; i < m; i++) {                                                                 \
+                CT *restrict c0 = c + i * n + j0;                                                \
+                for (int64_t q = 0; q < k; q++) {                                                \
+                    const CT a0 = a[i * k + q];                                                  \
+                    const CT *restrict bq = b + q * n + j0;                                      \
+                    for (int64_t j = 0; j < jn; j++) {                                           \
+                        c0[j] += a0 * bq[j];                                                     \
+                    }                                                                            \
+                }                                                                                \
+            }                                                                                    \
+        }                                                                                        \
+    }
+DEFINE_GEMM(float)
+DEFINE_GEMM(double)
+
+/* ------------------------------------------------------------------ im2col and the driver */
+
+/* A multiplication of non-negative sizes that reports overflow. */
+static int mul_ok(int64_t a, int64_t b, int64_t *result) { return !__builtin_mul_overflow(a, b, result); }
+
+/* True when (out - 1) * stride + (k - 1) * dilation + padding + size + 1, the largest magnitude the
+   window arithmetic meets, fits in int64 (all arguments non-negative). */
+static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, int64_t padding, int64_t size) {
+    int64_t a, b, total;
+    return mul_ok(out > 0 ? out - 1 : 0, stride, &a) && mul_ok(k - 1, dilation, &b)
+           && !__builtin_add_overflow(a, b, &total) && !__builtin_add_overflow(total, padding, &total)
+           && !__builtin_add_overflow(total, size, &total) && total < INT64_MAX;
+}
+
+#define DEFINE_CONV(name, T, CT, LD, ST, CODE)                                                   \
+    /* col[r][j] for output positions p0 .. p0 + pn - 1 of one image and group; x points at the   \
+       group's first channel of the image. Row r = (ci * kh + ky) * kw + kx. */                   \
+    static void im2col_##name(const conv_geom *g, const T *x, int64_t p0, int64_t pn, CT *col) {  \
+        CT *row = col;                                                                            \
+        for (int64_t ci = 0; ci < g->cin_g; ci++) {                                               \
+            const T *xc = x + ci * g->xs[1];                                                      \
+            for (int64_t ky = 0; ky < g->kh; ky++) {                                              \
+                for (int64_t kx = 0; kx < g->kw; kx++, row += pn) {                               \
+                    int64_t oy = p0 / g->ow, ox = p0 % g->ow, j = 0;                              \
+                    while (j < pn) {                                                              \
+                        const int64_t span = g->ow - ox < pn - j ? g->ow - ox : pn - j;           \
+                        const int64_t iy = oy * g->sh - g->ph + ky * g->dh;                       \
+                        if (iy < 0 || iy >= g->h) {                                               \
+                            for (int64_t t = 0; t < span; t++) {                                  \
+                                row[j + t] = 0;                                                   \
+                            }                                                                     \
+                        } else {                                                                  \
+                            const T *xr = xc + iy * g->xs[2];                                     \
+                            int64_t ix = ox * g->sw - g->pw + kx * g->dw;                         \
+                            for (int64_t t = 0; t < span; t++, ix += g->sw) {                     \
+                                row[j + t] = (ix >= 0 && ix < g->w) ? (CT)LD(xr + ix * g->xs[3]) : (CT)0; \
+                            }                                                                     \
+                        }                                                                         \
+                        j += span;                                                                \
+                        ox = 0;                                                                   \
+                        oy++;                                                                     \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+                                                                                                  \
+    static tt_status conv_##name(const conv_geom *g, const T *x, const T *w, const T *bias, T *out) { \
+        const int64_t K = g->cin_g * g->kh * g->kw, P = g->oh * g->ow, M = g->m;                  \
+        if (g->n == 0 || g->c_out == 0 || P == 0) {                                               \
+            return TT_OK;                                                                         \
+        }                                                                                         \
+        int64_t pb = P;                                                                           \
+        if (K > 0 && K * pb > COL_BUDGET) {                                                       \
+            pb = COL_BUDGET / K < 64 ? 64 : COL_BUDGET / K;                                       \
+            pb = pb < P ? pb : P;                                                                 \
+        }                                                                                         \
+        int64_t w_elems, col_elems, c_elems;                                                      \
+        if (!mul_ok(g->c_out, K, &w_elems) || !mul_ok(K, pb, &col_elems) || !mul_ok(M, pb, &c_elems) \
+            || w_elems > (int64_t)(SIZE_MAX / 2 / sizeof(CT)) || col_elems > (int64_t)(SIZE_MAX / 2 / sizeof(CT)) \
+            || c_elems > (int64_t)(SIZE_MAX / 2 / sizeof(CT))) {                                  \
+            return TT_ERR_OVERFLOW;                                                               \
+        }                                                                                         \
+        CT *wpack = malloc((size_t)(w_elems + 1) * sizeof(CT));                                   \
+        CT *col = malloc((size_t)(col_elems + 1) * sizeof(CT));                                   \
+        CT *cbuf = malloc((size_t)(c_elems + 1) * sizeof(CT));                                    \
+        if (wpack == NULL || col == NULL || cbuf == NULL) {                                       \
+            free(wpack);                                                                          \
+            free(col);                                                                            \
+            free(cbuf);                                                                           \
+            return TT_ERR_NOMEM;                                                                  \
+        }                                                                                         \
+        CT *wp = wpack;                                                                           \
+        for (int64_t co = 0; co < g->c_out; co++) {                                               \
+            for (int64_t ci = 0; ci < g->cin_g; ci++) {                                           \
+                for (int64_t ky = 0; ky < g->kh; ky++) {                                          \
+                    for (int64_t kx = 0; kx < g->kw; kx++) {                                      \
+                        *wp++ = (CT)LD(w + co * g->ws[0] + ci * g->ws[1] + ky * g->ws[2] + kx * g->ws[3]); \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+        for (int64_t b = 0; b < g->n; b++) {                                                      \
+            for (int64_t grp = 0; grp < g->groups; grp++) {                                       \
+                const T *xg = x + b * g->xs[0] + grp * g->cin_g * g->xs[1];                       \
+                for (int64_t p0 = 0; p0 < P; p0 += pb) {                                          \
+                    const int64_t pn = P - p0 < pb ? P - p0 : pb;                                 \
+                    im2col_##name(g, xg, p0, pn, col);                                            \
+                    for (int64_t i = 0; i < M; i++) {                                             \
+                        const CT start = bias ? (CT)LD(bias + (grp * M + i) * g->bs) : (CT)0;     \
+                        for (int64_t j = 0; j < pn; j++) {                                        \
+                            cbuf[i * pn + j] = start;                                             \
+                        }                                                                         \
+                    }                                                                             \
+                    gemm_##CT(M, pn, K, wpack + grp * M * K, col, cbuf);                          \
+                    for (int64_t i = 0; i < M; i++) {                                             \
+                        T *o = out + (b * g->c_out + grp * M + i) * P + p0;                       \
+                        for (int64_t j = 0; j < pn; j++) {                                        \
+                            o[j] = ST(CT, cbuf[i * pn + j]);                                      \
+                        }                                                                         \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+        free(wpack);                                                                              \
+        free(col);                                                                                \
+        free(cbuf);                                                                               \
+        return TT_OK;                                                                             \
+    }
+CONV_DTYPES(DEFINE_CONV)
+
+/* ------------------------------------------------------------------ entry point */
+
+static int all_non_negative(const int64_t *values, int count) {
+    for (int i = 0; i < count; i++) {
+        if (values[i] < 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+tt_status tt_conv2d(int dtype,
+                    const int64_t *x_shape, uintptr_t x, const int64_t *x_strides,
+                    const int64_t *w_shape, uintptr_t weight, const int64_t *w_strides,
+                    uintptr_t bias, int64_t bias_stride,
+                    const int64_t *stride, const int64_t *padding, const int64_t *dilation,
+                    int64_t groups, const int64_t *out_size, uintptr_t out) {
+    if (x_shape == NULL || x_strides == NULL || w_shape == NULL || w_strides == NULL || stride == NULL
+        || padding == NULL || dilation == NULL || out_size == NULL) {
+        return TT_ERR_INVALID_ARG;
+    }
+    if (!all_non_negative(x_shape, 4) || !all_non_negative(x_strides, 4) || !all_non_negative(w_shape, 4)
+        || !all_non_negative(w_strides, 4) || !all_non_negative(padding, 2) || !all_non_negative(out_size, 2)
+        || bias_stride < 0 || groups < 1 || stride[0] < 1 || stride[1] < 1 || dilation[0] < 1 || dilation[1] < 1
+        || w_shape[2] < 1 || w_shape[3] < 1 || w_shape[0] % groups != 0) {
+        return TT_ERR_INVALID_ARG;
+    }
+    int64_t c_in;
+    if (!mul_ok(w_shape[1], groups, &c_in) || c_in != x_shape[1]) {
+        return TT_ERR_INVALID_ARG;
+    }
+    const conv_geom g = {
+        .n = x_shape[0], .c_in = x_shape[1], .h = x_shape[2], .w = x_shape[3],
+        .c_out = w_shape[0], .cin_g = w_shape[1], .kh = w_shape[2], .kw = w_shape[3],
+        .groups = groups, .m = w_shape[0] / groups, .oh = out_size[0], .ow = out_size[1],
+        .sh = stride[0], .sw = stride[1], .ph = padding[0], .pw = padding[1], .dh = dilation[0], .dw = dilation[1],
+        .xs = {x_strides[0], x_strides[1], x_strides[2], x_strides[3]},
+        .ws = {w_strides[0], w_strides[1], w_strides[2], w_strides[3]},
+        .bs = bias_stride,
+    };
+    for (int d = 0; d < 2; d++) {   /* the farthest input coordinate a window reaches must fit in int64 */
+        if (!reach_ok(out_size[d], stride[d], w_shape[2 + d], dilation[d], padding[d], x_shape[2 + d])) {
+            return TT_ERR_OVERFLOW;
+        }
+    }
+    int64_t out_elems;
+    if (!mul_ok(g.n, g.c_out, &out_elems) || !mul_ok(out_elems, g.oh, &out_elems) || !mul_ok(out_elems, g.ow, &out_elems)) {
+        return TT_ERR_OVERFLOW;
+    }
+    if (out_elems == 0) {
+        return TT_OK;
+    }
+    if (out == 0 || weight == 0 || (x == 0 && g.c_in > 0 && g.h > 0 && g.w > 0)) {
+        return TT_ERR_INVALID_ARG;
+    }
+    switch (dtype) {
+#define CALL_CONV(name, T, CT, LD, ST, CODE) \
+    case CODE: \
+        return conv_##name(&g, (const T *)x, (const T *)weight, (const T *)bias, (T *)out);
+        CONV_DTYPES(CALL_CONV)
+#undef CALL_CONV
+    default:
+        return TT_ERR_UNSUPPORTED_DTYPE;
+    }
+}

@@ -1,0 +1,464 @@
+"""Convolution, pooling and resampling (``t_tensor.nn.functional``) against ``torch.nn.functional``.
+
+Each test draws a configuration with hypothesis (batch, channels, sizes, kernel, stride, padding,
+dilation, groups, ceil_mode, ...), an input memory layout (contiguous, transposed, step-sliced,
+expanded; also unbatched inputs) and a float dtype, runs the same call through ``lib.nn.functional``
+for ``lib`` in (t_tensor, torch) on the same NumPy data, and compares shape, dtype and values
+(indices exactly). When torch rejects a drawn configuration (a kernel larger than the padded
+input, a padding over half the kernel, ...), t_tensor must reject it too, with a RuntimeError
+whose message starts with the function's name. Named error cases go through
+``helper_test_exception``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+import torch
+from helpers import LAYOUTS, apply_layout, base_shape, helper_test_exception, helper_test_op
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import t_tensor as tt
+
+FLOATS = [tt.float16, tt.float32, tt.float64]
+TORCH_OF = {tt.float16: torch.float16, tt.float32: torch.float32, tt.float64: torch.float64}
+EXAMPLES = 15  # hypothesis examples per test and dtype
+pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same':UserWarning")  # torch's note on a copy
+
+
+def tol(dtype: tt.DType, terms: int = 1) -> tuple[float, float]:
+    """(atol, rtol) for a result that sums ``terms`` products of values of magnitude about 1.
+    float16: both libraries accumulate in float32 and round once, so a rounding boundary can put
+    them one half-precision step apart."""
+    if dtype is tt.float16:
+        return 2e-3 * max(1, terms) ** 0.5, 2e-3
+    if dtype is tt.float32:
+        return 2e-6 * max(1, terms) ** 0.5, 1e-5
+    return 1e-13 * max(1, terms), 1e-12
+
+
+def data(seed: int, shape: tuple[int, ...], dtype: tt.DType) -> np.ndarray:
+    """Normal values with a share snapped to multiples of 0.5 (ties for max pooling)."""
+    rng = np.random.default_rng(seed)
+    values = rng.standard_normal(shape)
+    values = np.where(rng.random(shape) < 0.25, np.round(values * 2) / 2, values)
+    return values.astype(dtype.numpy)
+
+
+def run(fn, arrays: list[np.ndarray], dtype: tt.DType, terms: int = 1):
+    """``fn(lib, *tensors)`` through t_tensor and torch. If torch raises, t_tensor must raise a
+    RuntimeError naming the function; else results must agree (tuples element by element, int64
+    index tensors exactly). Returns the t_tensor result or None."""
+    try:
+        want = fn(torch, *[torch.from_numpy(a.copy()) for a in arrays])
+    except (RuntimeError, ValueError) as error:
+        with pytest.raises(RuntimeError) as caught:
+            fn(tt, *[tt.tensor(a.copy()) for a in arrays])
+        assert str(caught.value).split(":")[0] in FUNCTION_NAMES, (str(caught.value), str(error))
+        return None
+    atol, rtol = tol(dtype, terms)
+    got = helper_test_op(arrays, lambda *xs: fn(tt, *xs), lambda *xs: fn(torch, *xs), ref="torch", atol=atol,
+                         rtol=rtol)
+    if isinstance(want, tuple):
+        np.testing.assert_array_equal(got[1].numpy(), want[1].numpy())
+    return got
+
+
+FUNCTION_NAMES = {
+    "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "interpolate",
+}  # fmt: skip
+
+
+@st.composite
+def layout_input(draw, nd: int, min_size: int = 1, max_size: int = 6, channels: int | None = None,
+                 batch_optional: bool = True):
+    """(shape, layout, base array shape): a batched (N, C, *spatial) or, sometimes, unbatched shape."""
+    n = draw(st.integers(0, 2))
+    c = channels if channels is not None else draw(st.integers(1, 3))
+    spatial = tuple(draw(st.integers(min_size, max_size)) for _ in range(nd))
+    unbatched = batch_optional and draw(st.booleans())
+    shape = ((c,) if unbatched else (n, c)) + spatial
+    layout = draw(st.sampled_from(LAYOUTS))
+    return shape, layout, base_shape(shape, layout)
+
+
+def laid_out(x, layout: str, shape: tuple[int, ...]):
+    out = apply_layout(x, layout, shape)
+    assert tuple(out.shape) == shape
+    return out
+
+
+# ---------------------------------------------------------------------- convolution
+
+
+@st.composite
+def conv_config(draw, nd: int):
+    groups = draw(st.integers(1, 3))
+    cin_g, cout_g = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    shape, layout, base = draw(layout_input(nd, min_size=0, channels=groups * cin_g))
+    kernel = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+    stride = draw(st.one_of(st.integers(1, 3), st.tuples(*[st.integers(1, 3)] * nd)))
+    dilation = draw(st.one_of(st.integers(1, 2), st.tuples(*[st.integers(1, 2)] * nd)))
+    padding = draw(st.one_of(st.integers(0, 2), st.tuples(*[st.integers(0, 2)] * nd), st.just("valid"),
+                             st.just("same")))
+    if padding == "same":
+        stride = 1
+    w_shape = (groups * cout_g, cin_g) + kernel
+    return dict(shape=shape, layout=layout, base=base, w_shape=w_shape, groups=groups, stride=stride,
+                dilation=dilation, padding=padding, bias=draw(st.booleans()),
+                w_layout=draw(st.sampled_from(["contiguous", "transposed"])),
+                b_layout=draw(st.sampled_from(["contiguous", "sliced", "expanded"])))
+
+
+def check_conv(nd: int, cfg: dict, dtype: tt.DType, seed: int) -> None:
+    w_base = base_shape(cfg["w_shape"], cfg["w_layout"])
+    b_shape = (cfg["w_shape"][0],)
+    b_base = base_shape(b_shape, cfg["b_layout"])
+    arrays = [data(seed, cfg["base"], dtype), data(seed + 1, w_base, dtype), data(seed + 2, b_base, dtype)]
+
+    def fn(lib, x, w, b):
+        f = lib.nn.functional.conv1d if nd == 1 else lib.nn.functional.conv2d
+        bias = laid_out(b, cfg["b_layout"], b_shape) if cfg["bias"] else None
+        return f(laid_out(x, cfg["layout"], cfg["shape"]), laid_out(w, cfg["w_layout"], cfg["w_shape"]), bias,
+                 stride=cfg["stride"], padding=cfg["padding"], dilation=cfg["dilation"], groups=cfg["groups"])
+
+    terms = int(np.prod(cfg["w_shape"][1:])) + 1
+    run(fn, arrays, dtype, terms)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.name)
+@settings(max_examples=2 * EXAMPLES, deadline=None)
+@given(cfg=conv_config(2), seed=st.integers(0, 2**16))
+def test_conv2d(dtype, cfg, seed):
+    check_conv(2, cfg, dtype, seed)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.name)
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(cfg=conv_config(1), seed=st.integers(0, 2**16))
+def test_conv1d(dtype, cfg, seed):
+    check_conv(1, cfg, dtype, seed)
+
+
+@pytest.mark.parametrize("multiplier", [1, 2])
+@pytest.mark.parametrize("padding", [0, 1, "same"])
+def test_conv2d_depthwise(multiplier, padding):
+    cfg = dict(shape=(2, 4, 7, 6), layout="sliced", base=base_shape((2, 4, 7, 6), "sliced"),
+               w_shape=(4 * multiplier, 1, 3, 3), groups=4, stride=1, dilation=1, padding=padding, bias=True,
+               w_layout="contiguous", b_layout="sliced")
+    check_conv(2, cfg, tt.float32, 7)
+
+
+def test_conv2d_large_is_fast_and_right():
+    """(32, 3, 64, 64) with 16 3x3 filters, padding 1: milliseconds, not seconds."""
+    x, w, b = data(1, (32, 3, 64, 64), tt.float32), data(2, (16, 3, 3, 3), tt.float32), data(3, (16,), tt.float32)
+    X, W, B = tt.tensor(x), tt.tensor(w), tt.tensor(b)
+    tt.conv2d(X, W, B, padding=1)  # warm the allocator's cache
+    start = time.perf_counter()
+    got = tt.conv2d(X, W, B, padding=1)
+    elapsed = time.perf_counter() - start
+    want = torch.conv2d(torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(b), padding=1)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-4, rtol=1e-5)
+    assert elapsed < 0.5, f"conv2d took {elapsed:.3f} s"
+
+
+def test_conv2d_blocks_of_columns():
+    """Many input channels: K = 64 * 9 is large enough that the output positions go in several
+    column blocks, and the last block is partial."""
+    x, w = data(4, (1, 64, 23, 31), tt.float64), data(5, (5, 64, 3, 3), tt.float64)
+    got = tt.conv2d(tt.tensor(x), tt.tensor(w), padding=(1, 2), stride=(1, 1))
+    want = torch.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=(1, 2))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-11, rtol=1e-12)
+
+
+def test_conv_zero_input_channels():
+    """No input channels (PyTorch returns an empty (N, 0, ...) tensor here): every output is the
+    bias, the empty sum being 0."""
+    got = tt.conv2d(tt.zeros(2, 0, 4, 4), tt.zeros(3, 0, 2, 2), tt.tensor([1.0, 2.0, 3.0]))
+    assert got.shape == (2, 3, 3, 3)
+    assert got[1, :, 2, 2].tolist() == [1.0, 2.0, 3.0]
+
+
+# ---------------------------------------------------------------------- pooling
+
+
+@st.composite
+def pool_config(draw, nd: int):
+    shape, layout, base = draw(layout_input(nd, min_size=1, max_size=7))
+    ints = lambda lo, hi: st.one_of(st.integers(lo, hi), st.tuples(*[st.integers(lo, hi)] * nd))  # noqa: E731
+    return dict(shape=shape, layout=layout, base=base, kernel=draw(ints(1, 3)),
+                stride=draw(st.one_of(st.none(), ints(1, 3))), padding=draw(ints(0, 1)), dilation=draw(ints(1, 2)),
+                ceil_mode=draw(st.booleans()))
+
+
+@pytest.mark.parametrize("nd", [1, 2])
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.name)
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(cfg=pool_config(2), seed=st.integers(0, 2**16), return_indices=st.booleans())
+def test_max_pool(nd, dtype, cfg, seed, return_indices):
+    if nd == 1:
+        cfg = {**cfg, **{k: cfg[k] if isinstance(cfg[k], int) or cfg[k] is None else cfg[k][:1]
+                         for k in ("kernel", "stride", "padding", "dilation")}}
+        cfg["shape"] = cfg["shape"][:-1]
+        cfg["base"] = base_shape(cfg["shape"], cfg["layout"])
+    arrays = [data(seed, cfg["base"], dtype)]
+
+    def fn(lib, x):
+        f = lib.nn.functional.max_pool1d if nd == 1 else lib.nn.functional.max_pool2d
+        return f(laid_out(x, cfg["layout"], cfg["shape"]), cfg["kernel"], cfg["stride"], cfg["padding"],
+                 cfg["dilation"], cfg["ceil_mode"], return_indices)
+
+    run(fn, arrays, dtype)
+
+
+@pytest.mark.parametrize("nd", [1, 2])
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.name)
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(cfg=pool_config(2), seed=st.integers(0, 2**16), include_pad=st.booleans(),
+       divisor=st.one_of(st.none(), st.integers(1, 5)))
+def test_avg_pool(nd, dtype, cfg, seed, include_pad, divisor):
+    if nd == 1:
+        cfg = {**cfg, **{k: cfg[k] if isinstance(cfg[k], int) or cfg[k] is None else cfg[k][:1]
+                         for k in ("kernel", "stride", "padding")}}
+        cfg["shape"] = cfg["shape"][:-1]
+        cfg["base"] = base_shape(cfg["shape"], cfg["layout"])
+    arrays = [data(seed, cfg["base"], dtype)]
+
+    def fn(lib, x):
+        x = laid_out(x, cfg["layout"], cfg["shape"])
+        if nd == 1:
+            return lib.nn.functional.avg_pool1d(x, cfg["kernel"], cfg["stride"], cfg["padding"], cfg["ceil_mode"],
+                                                include_pad)
+        return lib.nn.functional.avg_pool2d(x, cfg["kernel"], cfg["stride"], cfg["padding"], cfg["ceil_mode"],
+                                            include_pad, divisor)
+
+    run(fn, arrays, dtype, terms=9)
+
+
+NAN_INF = np.array([[[[1.0, np.nan, 2.0, -np.inf], [np.nan, 0.0, -np.inf, -np.inf], [3.0, 3.0, 1.0, 1.0]]]])
+
+
+NAN_POOLS = [dict(kernel_size=2), dict(kernel_size=2, stride=1), dict(kernel_size=3, padding=1, stride=1),
+             dict(kernel_size=2, dilation=2, padding=1)]
+
+
+@pytest.mark.parametrize("kwargs", NAN_POOLS)
+def test_max_pool_nan_and_infinities(kwargs):
+    """NaN wins (its index is reported); -inf windows keep their first element's index."""
+    run(lambda lib, t: lib.nn.functional.max_pool2d(t, **kwargs, return_indices=True), [NAN_INF], tt.float64)
+
+
+@pytest.mark.parametrize("size", [(2, 3), (1, 1), (3, 4)])
+def test_adaptive_max_pool_nan_and_infinities(size):
+    run(lambda lib, t: lib.nn.functional.adaptive_max_pool2d(t, size, return_indices=True), [NAN_INF], tt.float64)
+
+
+@pytest.mark.parametrize("max", [False, True])
+@pytest.mark.parametrize("nd", [1, 2])
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.name)
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(case=layout_input(2, max_size=9), seed=st.integers(0, 2**16), out=st.tuples(st.integers(0, 6),
+       st.integers(0, 6)), none=st.sampled_from([None, 0, 1]), as_int=st.booleans(), indices=st.booleans())
+def test_adaptive_pool(max, nd, dtype, case, seed, out, none, as_int, indices):
+    shape, layout, _ = case
+    if nd == 1:
+        shape, out = shape[:-1], out[:1]
+    base = base_shape(shape, layout)
+    if nd == 1:
+        none = None  # torch's 1-D functions take ints only
+    size = out[0] if as_int else tuple(None if i == none else o for i, o in enumerate(out))
+    name = f"adaptive_{'max' if max else 'avg'}_pool{nd}d"
+
+    def fn(lib, x):
+        f = getattr(lib.nn.functional, name)
+        x = laid_out(x, layout, shape)
+        return f(x, size, return_indices=indices) if max else f(x, size)
+
+    run(fn, [data(seed, base, dtype)], dtype, terms=9)
+
+
+# ---------------------------------------------------------------------- interpolate
+
+SCALES = [0.5, 0.7, 1.0, 1.3, 1.5, 2.0, 2.5, 3.0]
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "bilinear"])
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.name)
+@settings(max_examples=2 * EXAMPLES, deadline=None)
+@given(case=layout_input(2, max_size=7, batch_optional=False), seed=st.integers(0, 2**16),
+       how=st.sampled_from(["size", "scale", "recompute"]), sizes=st.tuples(st.integers(1, 9), st.integers(1, 9)),
+       scales=st.tuples(st.sampled_from(SCALES), st.sampled_from(SCALES)), one=st.booleans(),
+       align=st.sampled_from([None, False, True]))
+def test_interpolate(mode, dtype, case, seed, how, sizes, scales, one, align):
+    shape, layout, base = case
+    nd = 1 if mode == "linear" else 2 if mode == "bilinear" else len(shape) - 2 - (seed % 2)
+    shape = shape[: nd + 2]
+    base = base_shape(shape, layout)
+    pick = (lambda v: v[0]) if one else (lambda v: v[:nd])
+    kwargs = dict(size=pick(sizes)) if how == "size" else dict(scale_factor=pick(scales))
+    if how == "recompute":
+        kwargs["recompute_scale_factor"] = True
+    if mode != "nearest":
+        kwargs["align_corners"] = align
+
+    def fn(lib, x):
+        return lib.nn.functional.interpolate(laid_out(x, layout, shape), mode=mode, **kwargs)
+
+    run(fn, [data(seed, base, dtype)], dtype, terms=4)
+
+
+def test_interpolate_exact_values():
+    x = tt.tensor([[[0.0, 10.0, 20.0]]])
+    F = tt.nn.functional
+    assert F.interpolate(x, size=5).tolist() == [[[0.0, 0.0, 10.0, 10.0, 20.0]]]  # floor(i * 3 / 5)
+    assert F.interpolate(x, size=5, mode="linear", align_corners=True).tolist() == [[[0.0, 5.0, 10.0, 15.0, 20.0]]]
+    assert F.interpolate(x, scale_factor=2, mode="linear").tolist() == [[[0.0, 2.5, 7.5, 12.5, 17.5, 20.0]]]
+
+
+# ---------------------------------------------------------------------- errors
+
+X4 = np.zeros((1, 3, 5, 5), np.float32)
+W4 = np.zeros((4, 3, 3, 3), np.float32)
+
+ERRORS = [
+    # (inputs, call, exception, match)
+    ([X4[:, :2], W4], lambda lib, x, w: lib.nn.functional.conv2d(x, w), RuntimeError,
+     r"^conv2d: Given groups=1, weight of size \[4, 3, 3, 3\], expected input\[1, 2, 5, 5\] to have 3 channels"),
+    ([X4, W4], lambda lib, x, w: lib.nn.functional.conv2d(x, w, groups=2), RuntimeError, r"^conv2d: Given groups=2"),
+    ([np.zeros((1, 6, 5, 5), np.float32), np.zeros((4, 2, 3, 3), np.float32)],
+     lambda lib, x, w: lib.nn.functional.conv2d(x, w, groups=3), RuntimeError,
+     r"^conv2d: Given groups=3, expected weight to be divisible by 3"),
+    ([X4[:, :, :2, :2], W4], lambda lib, x, w: lib.nn.functional.conv2d(x, w), RuntimeError,
+     r"^conv2d: Calculated padded input size per channel: \(2x2\)"),
+    ([X4, W4], lambda lib, x, w: lib.nn.functional.conv2d(x, w, dilation=3), RuntimeError,
+     r"^conv2d: Calculated padded input size per channel: \(5x5\). Kernel size: \(7x7\)"),
+    ([X4, W4], lambda lib, x, w: lib.nn.functional.conv2d(x, w, padding="foo"), RuntimeError,
+     r"^conv2d: Invalid padding string: 'foo'"),
+    ([X4, W4], lambda lib, x, w: lib.nn.functional.conv2d(x, w, padding="SAME"), RuntimeError,
+     r"^conv2d: Invalid padding string"),
+    ([X4, W4], lambda lib, x, w: lib.nn.functional.conv2d(x, w, padding="same", stride=2), RuntimeError,
+     r"^conv2d: padding='same' is not supported for strided convolutions"),
+    ([X4, W4], lambda lib, x, w: lib.nn.functional.conv2d(x, w, padding=-1), RuntimeError, r"^conv2d: negative pad"),
+    ([X4, W4], lambda lib, x, w: lib.nn.functional.conv2d(x, w, stride=0), RuntimeError,
+     r"^conv2d: non-positive stride"),
+    ([X4, W4], lambda lib, x, w: lib.nn.functional.conv2d(x, w, dilation=0), RuntimeError,
+     r"^conv2d: dilation should be greater than zero"),
+    ([X4, W4], lambda lib, x, w: lib.nn.functional.conv2d(x, w, groups=0), RuntimeError,
+     r"^conv2d: non-positive groups"),
+    ([X4, W4], lambda lib, x, w: lib.nn.functional.conv2d(x, w, padding=(1, 2, 3)), RuntimeError,
+     r"^conv2d: expected padding to be a single int or a tuple of 2 ints"),
+    ([X4, W4, np.zeros(3, np.float32)], lambda lib, x, w, b: lib.nn.functional.conv2d(x, w, b), RuntimeError,
+     r"^conv2d: Given weight of size \[4, 3, 3, 3\], expected bias to be 1-dimensional with 4 elements"),
+    ([X4, W4.astype(np.float64)], lambda lib, x, w: lib.nn.functional.conv2d(x, w), RuntimeError,
+     r"^conv2d: expected input and weight of the same dtype"),
+    ([X4, W4, np.zeros(4)], lambda lib, x, w, b: lib.nn.functional.conv2d(x, w, b), RuntimeError,
+     r"^conv2d: expected input and bias of the same dtype"),
+    ([X4[0, 0], W4], lambda lib, x, w: lib.nn.functional.conv2d(x, w), RuntimeError,
+     r"^conv2d: Expected 3D \(unbatched\) or 4D \(batched\) input to conv2d"),
+    ([X4, W4[0]], lambda lib, x, w: lib.nn.functional.conv2d(x, w), RuntimeError, r"^conv2d: expected a 4-D weight"),
+    ([X4[0, 0], W4[:, :, 0]], lambda lib, x, w: lib.nn.functional.conv1d(x[0], w), RuntimeError,
+     r"^conv1d: Expected 2D \(unbatched\) or 3D \(batched\) input to conv1d"),
+    ([X4, np.zeros((0, 3, 3, 3), np.float32)], lambda lib, x, w: lib.nn.functional.conv2d(x, w), RuntimeError,
+     r"^conv2d: Given groups=1, expected weight to be divisible by 1 \(and at least 1\)"),
+    ([X4, np.zeros((4, 3, 0, 3), np.float32)], lambda lib, x, w: lib.nn.functional.conv2d(x, w), RuntimeError,
+     r"^conv2d: kernel size should be greater than zero"),
+    ([X4], lambda lib, x: lib.nn.functional.max_pool2d(x, 3, padding=2), RuntimeError,
+     r"^max_pool2d: pad should be at most half of effective kernel size, but got pad=2, kernel_size=3"),
+    ([X4], lambda lib, x: lib.nn.functional.max_pool2d(x, 6), RuntimeError,
+     r"^max_pool2d: Given input size: \(3x5x5\). Calculated output size: \(3x0x0\). Output size is too small"),
+    ([X4], lambda lib, x: lib.nn.functional.max_pool2d(x, (2, 2, 2)), RuntimeError,
+     r"^max_pool2d: expected kernel_size to be a single int or a tuple of 2 ints"),
+    ([X4], lambda lib, x: lib.nn.functional.max_pool2d(x, 0, stride=1), RuntimeError,
+     r"^max_pool2d: kernel size should be greater than zero"),
+    ([X4], lambda lib, x: lib.nn.functional.max_pool2d(x, 2, stride=0), RuntimeError,
+     r"^max_pool2d: stride should be greater than zero"),
+    ([X4], lambda lib, x: lib.nn.functional.max_pool2d(x, 2, dilation=0), RuntimeError,
+     r"^max_pool2d: dilation should be greater than zero"),
+    ([X4], lambda lib, x: lib.nn.functional.max_pool2d(x, 2, padding=-1), RuntimeError,
+     r"^max_pool2d: pad must be non-negative"),
+    ([X4[:, :0]], lambda lib, x: lib.nn.functional.max_pool2d(x, 2), RuntimeError,
+     r"^max_pool2d: Expected 3D or 4D \(batch mode\) tensor with optional 0 dim batch size"),
+    ([X4[0, 0]], lambda lib, x: lib.nn.functional.max_pool2d(x, 2), RuntimeError, r"^max_pool2d: Expected 3D or 4D"),
+    ([X4[0, 0, 0]], lambda lib, x: lib.nn.functional.max_pool1d(x, 2), RuntimeError, r"^max_pool1d: Expected 2D or 3D"),
+    ([X4], lambda lib, x: lib.nn.functional.avg_pool2d(x, 2, divisor_override=0), RuntimeError,
+     r"^avg_pool2d: divisor must be not zero"),
+    ([X4], lambda lib, x: lib.nn.functional.avg_pool2d(x, 3, padding=2), RuntimeError,
+     r"^avg_pool2d: pad should be at most half"),
+    ([X4[0]], lambda lib, x: lib.nn.functional.avg_pool1d(x, 7), RuntimeError,
+     r"^avg_pool1d: Given input size: \(5x5\). Calculated output size: \(5x0\)"),
+    ([X4], lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x, (1, 2, 3)), RuntimeError,
+     r"^adaptive_avg_pool2d: output_size must be 2"),
+    ([X4], lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x, -1), RuntimeError,
+     r"^adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0"),
+    ([X4[:, :, :0]], lambda lib, x: lib.nn.functional.adaptive_max_pool2d(x, 2), RuntimeError,
+     r"^adaptive_max_pool2d: Expected input to have non-zero size for non-batch dimensions"),
+    ([X4[0, 0]], lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x, 2), RuntimeError,
+     r"^adaptive_avg_pool2d: Expected 3D or 4D tensor"),
+    ([X4], lambda lib, x: lib.nn.functional.interpolate(x, size=0), RuntimeError,
+     r"^interpolate: Input and output sizes should be greater than 0, but got input \(H: 5, W: 5\) and output "
+     r"\(H: 0, W: 0\)"),
+    ([X4[:, :, :0]], lambda lib, x: lib.nn.functional.interpolate(x, size=2), RuntimeError,
+     r"^interpolate: Input and output sizes should be greater than 0"),
+    ([X4], lambda lib, x: lib.nn.functional.interpolate(x, scale_factor=0.1), RuntimeError,
+     r"^interpolate: Input and output sizes should be greater than 0"),
+    ([X4[:, :0]], lambda lib, x: lib.nn.functional.interpolate(x, size=2), RuntimeError,
+     r"^interpolate: Non-empty 4D data tensor expected"),
+    ([X4], lambda lib, x: lib.nn.functional.interpolate(x, size=3, scale_factor=2), ValueError,
+     r"^interpolate: only one of size or scale_factor should be defined"),
+    ([X4], lambda lib, x: lib.nn.functional.interpolate(x), ValueError,
+     r"^interpolate: either size or scale_factor should be defined"),
+    ([X4], lambda lib, x: lib.nn.functional.interpolate(x, size=(3,)), ValueError,
+     r"^interpolate: Input and output size must have the same number of spatial dimensions"),
+    ([X4], lambda lib, x: lib.nn.functional.interpolate(x, scale_factor=(2, 2, 2)), ValueError,
+     r"^interpolate: Input and scale_factor must have the same number of spatial dimensions"),
+    ([X4], lambda lib, x: lib.nn.functional.interpolate(x, size=3, recompute_scale_factor=True), ValueError,
+     r"^interpolate: recompute_scale_factor is not meaningful with an explicit size"),
+    ([X4], lambda lib, x: lib.nn.functional.interpolate(x, size=3, align_corners=True), ValueError,
+     r"^interpolate: align_corners option can only be set with the interpolating modes"),
+    ([X4[0]], lambda lib, x: lib.nn.functional.interpolate(x, size=3, mode="bilinear"), NotImplementedError,
+     r"^interpolate: Got 3D input, but bilinear mode needs 4D input"),
+    ([X4], lambda lib, x: lib.nn.functional.interpolate(x, size=3, mode="linear"), NotImplementedError,
+     r"^interpolate: Got 4D input, but linear mode needs 3D input"),
+    ([X4], lambda lib, x: lib.nn.functional.interpolate(x, size=3, mode="bicubicx"), NotImplementedError,
+     r"^interpolate: unknown mode 'bicubicx'"),
+    ([X4[0, 0]], lambda lib, x: lib.nn.functional.interpolate(x, size=3), NotImplementedError,
+     r"^interpolate: Only 3D and 4D input tensors are supported"),
+    ([X4.astype(np.int64)], lambda lib, x: lib.nn.functional.interpolate(x, size=3), NotImplementedError,
+     r"^interpolate: not implemented for int64"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ERRORS)))
+def test_errors(case):
+    inputs, call, exception, match = ERRORS[case]
+    helper_test_exception(inputs, lambda *xs: call(tt, *xs), lambda *xs: call(torch, *xs), exception=exception,
+                          match=match)
+
+
+def test_errors_without_torch_counterpart():
+    """Where PyTorch computes and t_tensor does not (integer convolution and pooling, more modes),
+    the refusal is explicit."""
+    F = tt.nn.functional
+    with pytest.raises(NotImplementedError, match="^conv2d: not implemented for int64"):
+        F.conv2d(tt.zeros(1, 1, 3, 3, dtype=tt.int64), tt.zeros(1, 1, 2, 2, dtype=tt.int64))
+    with pytest.raises(NotImplementedError, match="^max_pool2d: not implemented for int64"):
+        F.max_pool2d(tt.zeros(1, 1, 3, 3, dtype=tt.int64), 2)
+    with pytest.raises(NotImplementedError, match="^interpolate: mode 'bicubic' is not implemented"):
+        F.interpolate(tt.zeros(1, 1, 3, 3), size=2, mode="bicubic")
+    with pytest.raises(TypeError, match="^conv2d: weight must be a Tensor"):
+        F.conv2d(tt.zeros(1, 1, 3, 3), [[1.0]])
+    with pytest.raises(TypeError, match="^conv2d: groups must be an int"):
+        F.conv2d(tt.zeros(1, 1, 3, 3), tt.zeros(1, 1, 2, 2), groups=1.5)
+
+
+def test_top_level_names_follow_torch():
+    """tt.conv2d etc. exist where torch.conv2d etc. do, and are the nn.functional functions."""
+    for name in ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d"]:
+        assert hasattr(torch, name)
+        assert getattr(tt, name) is getattr(tt.nn.functional, name)
+    for name in ["avg_pool2d", "adaptive_avg_pool2d", "interpolate"]:
+        assert not hasattr(torch, name) and not hasattr(tt, name)
