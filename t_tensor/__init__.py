@@ -122,6 +122,26 @@ from t_tensor.elementwise import (
     true_divide,
     trunc,
 )
+
+# indexing
+from t_tensor.indexing import (
+    argwhere,
+    gather,
+    index_add,
+    index_fill,
+    index_put,
+    index_select,
+    masked_fill,
+    masked_select,
+    nonzero,
+    one_hot,
+    scatter,
+    scatter_add,
+    scatter_reduce,
+    take,
+    take_along_axis,
+    take_along_dim,
+)
 from t_tensor.interop import from_dlpack, from_numpy
 from t_tensor.memory import (
     empty_cache,
@@ -241,6 +261,9 @@ __all__ = [
     "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan",
     "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "floor", "ceil", "round",
     "trunc", "sigmoid", "erf", "bitwise_not", "logical_not", "isnan", "isinf", "isfinite",
+    # indexing
+    "gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add", "index_fill", "index_put",
+    "take", "take_along_dim", "take_along_axis", "nonzero", "argwhere", "masked_fill", "masked_select", "one_hot",
     # interop
     "from_numpy",
     "from_dlpack",
