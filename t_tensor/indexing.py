@@ -67,6 +67,7 @@ _REDUCE_MODES = {
     "amin": lib.TT_SCATTER_AMIN,
 }
 _LEGACY_REDUCE = {"add": lib.TT_SCATTER_SUM, "multiply": lib.TT_SCATTER_PROD}
+_FULL = slice(None)
 _INTEGER_DTYPES = (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8)
 _INDEX_TYPES_MESSAGE = "tensors used as indices must be long, int, byte or bool tensors"
 
@@ -179,6 +180,9 @@ def _along_dim(x: TensorImpl, dim: int, shape: tuple, index: TensorImpl, index_s
 def is_advanced(key: Any) -> bool:
     """True when `key` needs advanced indexing: it holds a tensor, list, array, tuple or bool."""
     for k in key if type(key) is tuple else (key,):
+        kind = type(k)
+        if kind is int or kind is slice or k is None or k is Ellipsis:
+            continue
         if isinstance(k, (TensorImpl, np.ndarray, list, tuple, bool, np.bool_)):
             return True
     return False
@@ -187,31 +191,30 @@ def is_advanced(key: Any) -> bool:
 def _index_item(k: Any, fn: str) -> Any:
     """One item of a key: returned as is if basic, else a bool (scalar mask) or a tensor that is
     int64 (an index) or bool (a mask)."""
-    from t_tensor.creation import as_tensor
-
+    if isinstance(k, TensorImpl):
+        kind = k._dtype
+        if kind is dtypes.uint8:  # PyTorch's (deprecated) byte mask
+            k, kind = k.to(dtypes.bool), dtypes.bool
+        if kind is not dtypes.bool and kind is not dtypes.int64 and kind is not dtypes.int32:
+            raise IndexError(f"{fn}: {_INDEX_TYPES_MESSAGE}")
+        if not k._shape:          # a 0-d tensor is a plain int (a view) or a bool scalar
+            return bool(k.item()) if kind is dtypes.bool else int(k.item())
+        return k if kind is not dtypes.int32 else k.to(dtypes.int64)
+    kind = type(k)
+    if kind is int or kind is slice or k is None or k is Ellipsis:
+        return k
     if isinstance(k, (bool, np.bool_)):
         return bool(k)
     if isinstance(k, (list, tuple, np.ndarray)):
+        from t_tensor.creation import as_tensor
+
         array = np.asarray(k)
-        if array.dtype.kind == "b":
-            k = as_tensor(array)
-        elif array.dtype.kind in "iu" or array.size == 0:
-            k = as_tensor(array.astype(np.int64))
-        else:
+        if array.dtype.kind not in "biu" and array.size:
             raise IndexError(f"{fn}: {_INDEX_TYPES_MESSAGE}")
         if array.ndim == 0:   # a 0-d array is a plain int (or bool), as in NumPy
             return bool(array) if array.dtype.kind == "b" else int(array)
-        return k
-    if not isinstance(k, TensorImpl):
-        return k
-    kind = k._dtype
-    if kind is dtypes.uint8:  # PyTorch's (deprecated) byte mask
-        k, kind = k.to(dtypes.bool), dtypes.bool
-    if kind not in (dtypes.bool, dtypes.int64, dtypes.int32):
-        raise IndexError(f"{fn}: {_INDEX_TYPES_MESSAGE}")
-    if k.ndim == 0:           # a 0-d tensor is a plain int (a view) or a bool scalar
-        return bool(k.item()) if kind is dtypes.bool else int(k.item())
-    return k if kind is not dtypes.int32 else k.to(dtypes.int64)
+        return as_tensor(array if array.dtype.kind == "b" else array.astype(np.int64, copy=False))
+    return k
 
 
 def _plan(x: TensorImpl, key: Any, fn: str) -> _Indexed | tuple:
@@ -231,7 +234,10 @@ def _plan(x: TensorImpl, key: Any, fn: str) -> _Indexed | tuple:
             basic.append(k)
     if not advanced:
         return tuple(basic)
-    shape, steps, offset = S.basic_index(x._shape, x._strides, x._offset, tuple(basic), fn=fn)
+    if len(basic) <= len(x._shape) and all(type(k) is slice and k == _FULL for k in basic):
+        shape, steps, offset = x._shape, x._strides, x._offset   # only index tensors: no view to make
+    else:
+        shape, steps, offset = S.basic_index(x._shape, x._strides, x._offset, tuple(basic), fn=fn)
 
     # Where each item of `basic` lands among the view's dims (and the input's, for messages).
     consumed = sum(1 for k in basic if k is not None and k is not Ellipsis)
@@ -266,8 +272,8 @@ def _plan(x: TensorImpl, key: Any, fn: str) -> _Indexed | tuple:
                     f"indexed tensor {list(x._shape)} at index {input_dim[at]}"
                 )
             coordinates = nonzero(k)
-            for j in range(k.ndim):
-                indices.append(coordinates[:, j])
+            for j in range(k.ndim):   # column j of the (n, ndim) coordinates
+                indices.append(coordinates._view(coordinates._shape[:1], (k.ndim,), j))
                 positions.append(p + j)
                 dims.append(input_dim[at] + j)
         else:
@@ -275,7 +281,7 @@ def _plan(x: TensorImpl, key: Any, fn: str) -> _Indexed | tuple:
             positions.append(p)
             dims.append(input_dim[at])
     try:
-        broadcast = S.broadcast_shapes(*(t._shape for t in indices), fn=fn)
+        broadcast = indices[0]._shape if len(indices) == 1 else S.broadcast_shapes(*(t._shape for t in indices), fn=fn)
     except (ValueError, RuntimeError):
         shapes = ", ".join(str(list(t._shape)) for t in indices)
         message = f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}"
@@ -292,7 +298,7 @@ def _plan(x: TensorImpl, key: Any, fn: str) -> _Indexed | tuple:
     base_strides = tuple(steps[i] for i in before) + zeros + tuple(steps[i] for i in after)
     index_strides: list[int] = []
     for t in indices:
-        inner = S.expand_strides(t._shape, t._strides, broadcast, fn=fn)
+        inner = t._strides if t._shape == broadcast else S.expand_strides(t._shape, t._strides, broadcast, fn=fn)
         index_strides += [0] * len(before) + list(inner) + [0] * len(after)
     return _Indexed(
         out_shape, _address(x, offset), base_strides, indices, tuple(index_strides),
