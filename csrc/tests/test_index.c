@@ -62,6 +62,11 @@ static void test_out_of_range(void) {
     CHECK_STATUS(tt_index_gather(1, shape, (uintptr_t)out, unit, (uintptr_t)src, zero, 1, &address, unit, size,
                                  unit, 1, TT_FLOAT64), TT_OK, "-1 with wrap");
     CHECK(out[0] == 4.0, "-1 wraps to the last element, got %g", out[0]);
+    int64_t two = 2;                              /* a 0-d gather: no shape, no strides */
+    address = (uintptr_t)&two;
+    CHECK_STATUS(tt_index_gather(0, NULL, (uintptr_t)out, NULL, (uintptr_t)src, NULL, 1, &address, NULL, size, unit,
+                                 0, TT_FLOAT64), TT_OK, "0-d gather");
+    CHECK(out[0] == 3.0, "0-d gather reads src[2], got %g", out[0]);
     const int64_t empty_size[1] = {0};
     int64_t zero_index = 0;
     address = (uintptr_t)&zero_index;

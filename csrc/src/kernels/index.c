@@ -295,7 +295,7 @@ static tt_status run_indexed(walk_row_fn row, index_ctx *c, int ndim, const int6
             return TT_ERR_INVALID_ARG;
         }
         c->dim_sizes[k] = dim_sizes[k];
-        op_strides[2 + k] = index_strides + (ptrdiff_t)k * ndim;
+        op_strides[2 + k] = ndim > 0 ? index_strides + (ptrdiff_t)k * ndim : NULL;   /* unread when ndim == 0 */
         itemsizes[2 + k] = (int64_t)sizeof(int64_t);
     }
     walker w;
