@@ -300,6 +300,18 @@ def test_getitem_copies_and_setitem_clones_overlapping_values():
     assert t.tolist() == [6, 5, 7]
 
 
+def test_functional_forms_leave_the_input_alone():
+    x = tt.tensor([[1.0, 2.0], [3.0, 4.0]])
+    i = tt.tensor([[1, 0]])
+    results = [
+        tt.scatter(x, 0, i, 9.0), tt.scatter_add(x, 0, i, tt.ones(1, 2)), tt.scatter_reduce(x, 0, i, x, "prod"),
+        tt.index_add(x, 1, tt.tensor([0]), tt.ones(2, 1)), tt.index_fill(x, 0, tt.tensor([1]), 0.0),
+        tt.index_put(x, (tt.tensor([0]),), tt.tensor(5.0)), tt.masked_fill(x, x > 2, 0.0),
+    ]
+    assert x.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert all(not r.is_shared_with(x) for r in results)
+
+
 def test_advanced_writes_through_expanded_views_are_refused():
     # PyTorch only warns (deprecated) here; t_tensor refuses, as it does for every write.
     x = tt.zeros(1).expand(3)
@@ -370,9 +382,10 @@ def _inputs(case, index: np.ndarray):
 
 
 @settings(max_examples=EXAMPLES * 3, deadline=None)
-@given(case=along_dim_cases(), method=st.booleans())
-def test_gather(case, method):
+@given(case=along_dim_cases(), method=st.booleans(), int32=st.booleans())
+def test_gather(case, method, int32):
     index = along_dim_index(np.random.default_rng(case["seed"]), case, unique=False)
+    index = index.astype(np.int32 if int32 else np.int64)
     data, index_data, index_view = _inputs(case, index)
 
     def fn(lib, x, i):
