@@ -173,6 +173,26 @@ from t_tensor.elementwise import (
     trunc,
     where,
 )
+
+# indexing
+from t_tensor.indexing import (
+    argwhere,
+    gather,
+    index_add,
+    index_fill,
+    index_put,
+    index_select,
+    masked_fill,
+    masked_select,
+    nonzero,
+    one_hot,
+    scatter,
+    scatter_add,
+    scatter_reduce,
+    take,
+    take_along_axis,
+    take_along_dim,
+)
 from t_tensor.interop import from_dlpack, from_numpy
 from t_tensor.manipulation import (  # manipulation
     astype,
@@ -401,6 +421,9 @@ __all__ = [
     "SortResult", "TopkResult", "KthvalueResult", "UniqueAllResult", "UniqueCountsResult", "UniqueInverseResult",
     # convolution
     "nn", "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",
+    # indexing
+    "gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add", "index_fill", "index_put",
+    "take", "take_along_dim", "take_along_axis", "nonzero", "argwhere", "masked_fill", "masked_select", "one_hot",
     # interop
     "from_numpy",
     "from_dlpack",

@@ -13,11 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from t_tensor import dtypes
+from t_tensor import dtypes, indexing
 from t_tensor import strides as S
 from t_tensor._capi import check, ffi, lib
 from t_tensor.dtypes import DType
 from t_tensor.elementwise import ElementwiseOps
+from t_tensor.indexing import IndexingOps
 from t_tensor.interop import array_interface, to_dlpack_capsule
 from t_tensor.manipulation import ManipulationOps
 from t_tensor.printing import tensor_repr
@@ -85,7 +86,7 @@ def _python_scalar(value: Any, fn: str) -> bool | int | float:
     raise TypeError(f"{fn}: expected a number, got {type(value).__name__}")
 
 
-class Tensor(ViewOps, ElementwiseOps, ManipulationOps, SortingOps, TensorImpl):
+class Tensor(ViewOps, ElementwiseOps, ManipulationOps, SortingOps, IndexingOps, TensorImpl):
     """An n-dimensional array of one dtype over reference-counted storage.
 
     Make tensors with :func:`t_tensor.tensor`, :func:`t_tensor.zeros`, :func:`t_tensor.from_numpy`
@@ -291,13 +292,18 @@ class Tensor(ViewOps, ElementwiseOps, ManipulationOps, SortingOps, TensorImpl):
     # ------------------------------------------------------------------ indexing
 
     def __getitem__(self, key: Any) -> Tensor:
-        """Basic indexing (ints, slices with positive steps, None, ...) returns a view.
+        """Basic indexing (ints, slices with positive steps, None, ...) returns a view; a key with
+        a tensor, list, array or bool is advanced indexing (:mod:`t_tensor.indexing`), a copy.
 
         >>> import t_tensor as tt
         >>> x = tt.arange(12).view(3, 4)
         >>> x[1].tolist(), x[:, ::2].shape, x[None, ..., -1].shape
         ([4, 5, 6, 7], (3, 2), (1, 3))
+        >>> x[[0, 2], 1:3].tolist()
+        [[1, 2], [9, 10]]
         """
+        if indexing.is_advanced(key):
+            return indexing.getitem(self, key)
         shape, strides, offset = S.basic_index(self._shape, self._strides, self._offset, key, fn="__getitem__")
         return self._view(shape, strides, offset)
 
@@ -311,6 +317,9 @@ class Tensor(ViewOps, ElementwiseOps, ManipulationOps, SortingOps, TensorImpl):
         >>> x.tolist()
         [[1, 2, 3], [0, 5, 0]]
         """
+        if indexing.is_advanced(key):
+            indexing.setitem(self, key, value)
+            return
         target = self[key]
         if isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
             target.fill_(value)

@@ -31,6 +31,7 @@ MODULES = [
     "t_tensor.sorting",
     "t_tensor.nn",
     "t_tensor.nn.functional",
+    "t_tensor.indexing",
     "t_tensor.creation",
     "t_tensor.memory",
     "t_tensor.interop",
