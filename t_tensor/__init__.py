@@ -123,6 +123,23 @@ from t_tensor.elementwise import (
     trunc,
 )
 from t_tensor.interop import from_dlpack, from_numpy
+
+# linalg
+from t_tensor.linalg import (
+    bmm,
+    dot,
+    einsum,
+    inner,
+    matmul,
+    matrix_transpose,
+    mm,
+    mv,
+    outer,
+    tensordot,
+    trace,
+    vdot,
+    vecdot,
+)
 from t_tensor.memory import (
     empty_cache,
     live_storages,
@@ -241,6 +258,9 @@ __all__ = [
     "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan",
     "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "floor", "ceil", "round",
     "trunc", "sigmoid", "erf", "bitwise_not", "logical_not", "isnan", "isinf", "isfinite",
+    # linalg
+    "matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "vecdot", "tensordot", "einsum", "trace",
+    "matrix_transpose",
     # interop
     "from_numpy",
     "from_dlpack",
