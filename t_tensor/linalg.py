@@ -54,13 +54,20 @@ def _shape_str(shape: tuple[int, ...]) -> str:
     return "x".join(str(s) for s in shape)
 
 
-def _check_dtypes(fn: str, a: TensorImpl, b: TensorImpl, mismatch: str | None = None) -> None:
-    """Products take two operands of one dtype, and not bool (as PyTorch)."""
+def _check_dtypes(fn: str, a: TensorImpl, b: TensorImpl, mismatch: str | None = None, trivial: bool = False) -> None:
+    """Products take two operands of one dtype, and not bool (as PyTorch). Also as PyTorch, a bool
+    product is allowed when it is ``trivial``: an empty result or an empty sum (all False); a
+    0-d result (a dot product) is never trivial."""
     if a._dtype is not b._dtype:
         detail = mismatch or "expected both operands to have the same dtype, but got {a} and {b}"
         raise RuntimeError(f"{fn}: " + detail.format(a=a._dtype.name, b=b._dtype.name))
-    if a._dtype is dtypes.bool:
+    if a._dtype is dtypes.bool and not trivial:
         raise TypeError(f"{fn}: not implemented for bool tensors")
+
+
+def _trivial(shape: tuple[int, ...], k: int) -> bool:
+    """An empty result, or a non-0-d result of empty sums (see _check_dtypes)."""
+    return 0 in shape or (k == 0 and len(shape) > 0)
 
 
 def _gemm(a: TensorImpl, a_strides: tuple, b: TensorImpl, b_strides: tuple, batch: tuple[int, ...],
@@ -69,6 +76,8 @@ def _gemm(a: TensorImpl, a_strides: tuple, b: TensorImpl, b_strides: tuple, batc
     holding ``A @ B``, where A is ``a`` seen as ``batch + (m, k)`` through ``a_strides`` and B is ``b``
     seen as ``batch + (k, n)`` through ``b_strides`` (batch strides first, then row and column)."""
     result = type(a)._empty(shape, a._dtype, fn)
+    if a._dtype is dtypes.bool:  # only a trivial product gets here: no element, or all False
+        return result._fill_unchecked(False)
     c_strides = S.contiguous_strides_of_valid_shape(batch + (m, n))
     status = lib.tt_matmul(
         a._dtype.code, len(batch), batch, m, n, k,
@@ -132,11 +141,12 @@ def _matmul(a: Any, b: Any, fn: str) -> Any:
         raise RuntimeError(
             f"{fn}: mat1 and mat2 shapes cannot be multiplied ({_shape_str(a._shape)} and {_shape_str(b._shape)})"
         )
-    _check_dtypes(fn, a, b, "expected m1 and m2 to have the same dtype, but got: {a} != {b}")
     batch = S.broadcast_shapes(a_shape[:-2], b_shape[:-2], fn=fn)
     a_strides = S.expand_strides(a_shape[:-2], a_strides[:-2], batch, fn=fn) + a_strides[-2:]
     b_strides = S.expand_strides(b_shape[:-2], b_strides[:-2], batch, fn=fn) + b_strides[-2:]
     shape = batch + ((m,) if da > 1 else ()) + ((n,) if db > 1 else ())
+    mismatch = "expected m1 and m2 to have the same dtype, but got: {a} != {b}"
+    _check_dtypes(fn, a, b, mismatch, _trivial(shape, k))
     return _gemm(a, a_strides, b, b_strides, batch, m, n, k, shape, fn)
 
 
@@ -189,7 +199,8 @@ def bmm(input: Any, mat2: Any, *, out: Any = None) -> Any:
             f"bmm: Expected size for first two dimensions of batch2 tensor to be: {expected} "
             f"but got: {list(mat2._shape[:2])}."
         )
-    _check_dtypes("bmm", input, mat2, "expected scalar type {a} but found {b}")
+    shape = (input._shape[0], input._shape[1], mat2._shape[2])
+    _check_dtypes("bmm", input, mat2, "expected scalar type {a} but found {b}", _trivial(shape, input._shape[2]))
     return _finish("bmm", _matmul(input, mat2, "bmm"), out)
 
 
@@ -340,7 +351,6 @@ def _tensordot(a: Any, b: Any, dims_a: list[int], dims_b: list[int], fn: str) ->
     """Contract dims_a of a with dims_b of b: both become matrices (free dims x contracted dims),
     one product, the result has a's free dims then b's. A contracted dim of size 1 on one side
     broadcasts against the other side's size (stride 0), as in PyTorch."""
-    _check_dtypes(fn, a, b, "both inputs should have same dtype, but got {a} and {b}")
     sizes = []
     for da, db in zip(dims_a, dims_b, strict=True):
         sa, sb = a._shape[da], b._shape[db]
@@ -360,9 +370,11 @@ def _tensordot(a: Any, b: Any, dims_a: list[int], dims_b: list[int], fn: str) ->
         view = x._view(tuple(first[0] + second[0]), tuple(first[1] + second[1]), x._offset)
         return view.reshape(math.prod(first[0]), math.prod(second[0]))
 
+    shape = tuple(a._shape[d] for d in free_a) + tuple(b._shape[d] for d in free_b)
+    mismatch = "both inputs should have same dtype, but got {a} and {b}"
+    _check_dtypes(fn, a, b, mismatch, _trivial(shape, math.prod(sizes)))
     ma = as_matrix(a, free_a, dims_a, False)
     mb = as_matrix(b, free_b, dims_b, True)
-    shape = tuple(a._shape[d] for d in free_a) + tuple(b._shape[d] for d in free_b)
     m, k = ma._shape
     n = mb._shape[1]
     return _gemm(ma, ma._strides, mb, mb._strides, (), m, n, k, shape, fn)
@@ -483,10 +495,11 @@ def _sumproduct_pair(left: Any, right: Any, sum_dims: list[int]) -> Any:
             lo.append(i)
         else:
             ro.append(i)
-    _check_dtypes("einsum", left, right, "expected scalar type {a} but found {b}")
     lro_size = math.prod(left._shape[d] for d in lro)
     lo_size = math.prod(left._shape[d] for d in lo)
     ro_size = math.prod(right._shape[d] for d in ro)
+    trivial = lro_size * lo_size * ro_size == 0 or sum_size == 0
+    _check_dtypes("einsum", left, right, "expected scalar type {a} but found {b}", trivial)
     a = left.permute(*lro, *lo, *sum_dims, *ro).reshape(lro_size, lo_size, sum_size)
     b = right.permute(*lro, *sum_dims, *ro, *lo).reshape(lro_size, sum_size, ro_size)
     batch = (lro_size,)
