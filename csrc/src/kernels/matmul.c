@@ -11,8 +11,9 @@
  *   3. accumulate with an i-k-j loop: four rows of C at a time, each element of a packed row of
  *      B used for all four, the innermost j loop over contiguous memory, which -O3 vectorizes;
  *   4. store the accumulator into C through C's strides, converting (and wrapping integers).
- * A product with fewer than 4 columns and more rows is computed transposed (C^T = B^T A^T, only
- * strides change) so that the vectorized loop runs over the longer side (matrix @ vector).
+ * A thin product (fewer than 4 rows or columns) whose large operand is column-major is computed
+ * transposed (C^T = B^T A^T, only strides change), so that packing reads that operand in memory
+ * order.
  *
  * Integers accumulate in uint64_t: wrap-around is then defined behaviour, and wrapping each
  * product and sum modulo 2^64 and then to the storage width gives the same bits as computing in
@@ -222,8 +223,14 @@ tt_status tt_matmul(int dtype, int batch_ndim, const int64_t *batch_shape,
                    c_strides[r] * size, c_strides[s] * size, accumulate != 0};
     const int64_t *a_bs = a_strides, *b_bs = b_strides;
     uintptr_t first = a, second = b;
-    if (n < 4 && m > n) {
-        /* C^T = B^T A^T: the vectorized j loop then runs over the m rows. */
+    /* A thin product (matrix @ vector, vector @ matrix) costs about as much as reading its one
+       large operand, so that operand should be packed row by row, in memory order: when it is
+       column-major, compute C^T = B^T A^T instead (only the strides change). */
+    int transpose = 0;
+    if (m < 4 || n < 4) {
+        transpose = m > n ? d.a_row < d.a_col : d.b_row < d.b_col;
+    }
+    if (transpose) {
         gemm_dims t = {n, m, k,
                        d.b_col, d.b_row, d.a_col, d.a_row, d.c_col, d.c_row, d.accumulate};
         d = t;
