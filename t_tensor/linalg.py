@@ -318,19 +318,24 @@ def vecdot(x1: Any, x2: Any, /, *, dim: int = -1, axis: int | None = None, out: 
 # ---------------------------------------------------------------------- tensordot
 
 
+def _is_int(value: Any) -> bool:
+    return hasattr(value, "__index__") and not isinstance(value, (bool, np.bool_, TensorImpl))
+
+
 def _dims_list(value: Any, fn: str) -> list[int]:
     if isinstance(value, TensorImpl):
         value = value.tolist()
-    if not isinstance(value, (list, tuple)) or not all(isinstance(d, int) and not isinstance(d, bool) for d in value):
+    if not isinstance(value, (list, tuple)) or not all(_is_int(d) for d in value):
         raise TypeError(f"{fn}: dims must be an int or a pair of sequences of ints, got {value!r}")
-    return list(value)
+    return [int(d) for d in value]
 
 
 def _tensordot_dims(a: Any, b: Any, dims: Any, fn: str) -> tuple[list[int], list[int]]:
     """The contracted dims of a and b, checked and normalized."""
     if isinstance(dims, TensorImpl):
         dims = dims.item() if dims.ndim == 0 else dims.tolist()
-    if isinstance(dims, int) and not isinstance(dims, bool):
+    if _is_int(dims):
+        dims = int(dims)
         if dims < 0:
             raise RuntimeError(f"{fn}: tensordot expects dims >= 0, but got dims={dims}")
         if dims > min(a.ndim, b.ndim):
