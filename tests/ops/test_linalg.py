@@ -174,8 +174,8 @@ def test_matmul_broadcast_batch_is_not_copied_and_empty_k_gives_zeros():
 def test_matmul_operator_forms():
     a, b = tt.tensor([[1, 2], [3, 4]]), tt.tensor([[1, 0], [0, 1]])
     assert (a @ b).tolist() == a.tolist()
-    assert (np.eye(2, dtype=np.int64) @ a).tolist() == a.tolist()  # ndarray @ Tensor: __rmatmul__
-    assert (a @ np.eye(2, dtype=np.int64)).tolist() == a.tolist()
+    for product in (np.eye(2, dtype=np.int64) @ a, a @ np.eye(2, dtype=np.int64)):  # ndarray @ Tensor: __rmatmul__
+        assert isinstance(product, tt.Tensor) and product.tolist() == a.tolist()
     c = a
     c @= b  # no __imatmul__ (as torch): rebinding
     assert c.tolist() == a.tolist() and not hasattr(tt.Tensor, "__imatmul__")
