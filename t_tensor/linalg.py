@@ -286,7 +286,8 @@ def outer(input: Any, vec2: Any, *, out: Any = None) -> Any:
 def vecdot(x1: Any, x2: Any, /, *, dim: int = -1, axis: int | None = None, out: Any = None) -> Any:
     """Dot products of vectors along ``dim`` (alias ``axis``), after broadcasting ``x1`` and ``x2``.
 
-    As ``torch.linalg.vecdot``: floating-point operands of one dtype.
+    As ``torch.linalg.vecdot``: floating-point operands of one dtype, and two 1-D operands must have
+    the same length (they do not broadcast).
 
     >>> import t_tensor as tt
     >>> tt.linalg.vecdot(tt.tensor([[1.0, 2.0], [3.0, 4.0]]), tt.tensor([1.0, 1.0])).tolist()
@@ -303,6 +304,11 @@ def vecdot(x1: Any, x2: Any, /, *, dim: int = -1, axis: int | None = None, out: 
         )
     if not x1._dtype.is_floating_point:
         raise TypeError(f"{fn}: Expected a floating point tensor as input. Got {x1._dtype.name}")
+    if x1.ndim == 1 and x2.ndim == 1 and x1._shape != x2._shape:  # two vectors: a dot product, as PyTorch
+        raise RuntimeError(
+            f"{fn}: inconsistent tensor size, expected tensor [{x1._shape[0]}] and src [{x2._shape[0]}] to have "
+            f"the same number of elements, but got {x1._shape[0]} and {x2._shape[0]} elements respectively"
+        )
     shape = S.broadcast_shapes(x1._shape, x2._shape, fn=fn)
     d = S.normalize_dim(dim, len(shape), fn=fn)
     s1 = S.expand_strides(x1._shape, x1._strides, shape, fn=fn)
