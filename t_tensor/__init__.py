@@ -194,6 +194,23 @@ from t_tensor.indexing import (
     take_along_dim,
 )
 from t_tensor.interop import from_dlpack, from_numpy
+
+# linalg
+from t_tensor.linalg import (
+    bmm,
+    dot,
+    einsum,
+    inner,
+    matmul,
+    matrix_transpose,
+    mm,
+    mv,
+    outer,
+    tensordot,
+    trace,
+    vdot,
+    vecdot,
+)
 from t_tensor.manipulation import (  # manipulation
     astype,
     atleast_1d,
@@ -212,7 +229,6 @@ from t_tensor.manipulation import (  # manipulation
     fliplr,
     flipud,
     hstack,
-    matrix_transpose,
     meshgrid,
     moveaxis,
     movedim,
@@ -424,6 +440,8 @@ __all__ = [
     # indexing
     "gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add", "index_fill", "index_put",
     "take", "take_along_dim", "take_along_axis", "nonzero", "argwhere", "masked_fill", "masked_select", "one_hot",
+    # linalg
+    "matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "vecdot", "tensordot", "einsum", "trace",
     # interop
     "from_numpy",
     "from_dlpack",

@@ -3,7 +3,7 @@
 Two kinds of functions live here:
 
 * **views** (no data moves): ``diagonal``, ``movedim``/``moveaxis``, ``expand_dims``,
-  ``permute_dims``, ``matrix_transpose``, ``unflatten``, ``meshgrid``, ``atleast_*d``,
+  ``permute_dims``, ``unflatten``, ``meshgrid``, ``atleast_*d``,
   ``unstack``, ``broadcast_arrays``, and ``ravel`` of a contiguous tensor;
 * **copies**, each one C call per output (or per input for ``cat``): ``cat``/``concat`` and the
   ``*stack`` functions copy every input into a slice of the output with the strided copy kernel,
@@ -16,8 +16,8 @@ Strides are never negative in this library, so ``flip`` cannot be a view as in N
 as in PyTorch.
 
 Names follow PyTorch, with the Python array API's names as well (``concat``, ``permute_dims``,
-``expand_dims``, ``unstack``, ``astype``, ``matrix_transpose``) and ``axis=`` accepted wherever
-PyTorch says ``dim=``. One clash: ``Tensor.repeat`` is PyTorch's (tile-like: ``x.repeat(2, 3)``),
+``expand_dims``, ``unstack``, ``astype``; ``matrix_transpose`` lives in :mod:`t_tensor.linalg`) and
+``axis=`` accepted wherever PyTorch says ``dim=``. One clash: ``Tensor.repeat`` is PyTorch's (tile-like: ``x.repeat(2, 3)``),
 while the function ``tt.repeat`` is the array API's (element-wise, like ``repeat_interleave``);
 PyTorch has no function ``torch.repeat``.
 
@@ -65,7 +65,6 @@ __all__ = [
     "fliplr",
     "flipud",
     "hstack",
-    "matrix_transpose",
     "meshgrid",
     "moveaxis",
     "movedim",
@@ -771,16 +770,6 @@ def expand_dims(x: Tensor, /, axis: Any = 0) -> Tensor:
 def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
     """The array API's name for :func:`t_tensor.permute` (a view)."""
     return _tensor(x, "permute_dims").permute(tuple(axes))
-
-
-def matrix_transpose(x: Tensor, /) -> Tensor:
-    """The last two dimensions swapped (the array API's ``matrix_transpose``, ``x.mT``; a view).
-
-    >>> import t_tensor as tt
-    >>> tt.matrix_transpose(tt.zeros(5, 2, 3)).shape
-    (5, 3, 2)
-    """
-    return _tensor(x, "matrix_transpose").mT
 
 
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:

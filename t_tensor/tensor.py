@@ -3,7 +3,8 @@
 This module holds what every tensor needs from day one: copying and casting through the C
 strided copy kernel, indexing, conversion to Python and NumPy, and the DLPack protocol. Views
 come from :class:`~t_tensor.views.ViewOps`, arithmetic and comparisons from
-:class:`~t_tensor.elementwise.ElementwiseOps`.
+:class:`~t_tensor.elementwise.ElementwiseOps`,
+matrix products from :class:`~t_tensor.linalg.LinalgOps`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from t_tensor.dtypes import DType
 from t_tensor.elementwise import ElementwiseOps
 from t_tensor.indexing import IndexingOps
 from t_tensor.interop import array_interface, to_dlpack_capsule
+from t_tensor.linalg import LinalgOps
 from t_tensor.manipulation import ManipulationOps
 from t_tensor.printing import tensor_repr
 from t_tensor.sorting import SortingOps
@@ -86,7 +88,7 @@ def _python_scalar(value: Any, fn: str) -> bool | int | float:
     raise TypeError(f"{fn}: expected a number, got {type(value).__name__}")
 
 
-class Tensor(ViewOps, ElementwiseOps, ManipulationOps, SortingOps, IndexingOps, TensorImpl):
+class Tensor(ViewOps, ElementwiseOps, ManipulationOps, SortingOps, IndexingOps, LinalgOps, TensorImpl):
     """An n-dimensional array of one dtype over reference-counted storage.
 
     Make tensors with :func:`t_tensor.tensor`, :func:`t_tensor.zeros`, :func:`t_tensor.from_numpy`

@@ -1,0 +1,30 @@
+/*
+ * kernels/matmul.h: matrix multiplication (csrc/src/kernels/matmul.c).
+ *
+ * Read verbatim by cffi after tt_api.h, so: plain declarations only, no #include, no #if.
+ * C sources include it after "tt/tt.h".
+ */
+
+/* A batch of matrix products over any strides:
+
+       C[b][i][j] = sum over p < k of A[b][i][p] * B[b][p][j]      (accumulate == 0)
+       C[b][i][j] = C[b][i][j] + that sum                         (accumulate != 0)
+
+   for every batch index b in `batch_shape` (batch_ndim dims, 0 for a single product),
+   0 <= i < m, 0 <= j < n. A, B and C all have `dtype` and are given as the address of element
+   (0, ..., 0) and batch_ndim + 2 strides in elements: the batch strides, then the row stride,
+   then the column stride. Strides may be 0 (a broadcast batch, a repeated row) but not
+   negative. C must not overlap A or B, and no two elements of C may share memory (Python
+   checks both). k == 0 gives zeros (or leaves C unchanged when accumulating).
+
+   Dtypes: float32 and float64 accumulate in their own type, float16 in float (rounded once at
+   the end); the integer dtypes accumulate in 64-bit integers and wrap to their width when
+   stored, as PyTorch. Bool gives TT_ERR_UNSUPPORTED_DTYPE. A bad size, stride or ndim, or a
+   NULL address with work to do, gives TT_ERR_INVALID_ARG; TT_ERR_NOMEM when the scratch
+   buffers cannot be allocated. Borrows everything. */
+tt_status tt_matmul(int dtype, int batch_ndim, const int64_t *batch_shape,
+                    int64_t m, int64_t n, int64_t k,
+                    uintptr_t a, const int64_t *a_strides,
+                    uintptr_t b, const int64_t *b_strides,
+                    uintptr_t c, const int64_t *c_strides,
+                    int accumulate);

@@ -1,0 +1,657 @@
+"""Matrix products: matmul (``@``), mm, bmm, mv, dot, vdot, inner, outer, vecdot, tensordot, einsum,
+trace and matrix_transpose, against PyTorch.
+
+Shapes are hypothesis-drawn (every 1-D/2-D/N-D combination of matmul, sizes 0-4 including empty
+and size-1 dims, broadcast batch dims), each operand in one of the shared layouts (contiguous,
+transposed, step-sliced with an offset, expanded with stride 0), for every dtype the product takes.
+Odd sizes around the kernel's blocks (1, 7, 63, 65, 255, 257) and one 200x300x150 product check the
+blocking. Integers use their full range, so overflow must wrap exactly as in torch; floats are
+compared within a tolerance that grows with the length of the sums. Where torch rejects an input
+(mixed dtypes, bool, mismatched shapes), t_tensor must raise too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from helpers import (
+    LAYOUTS,
+    TORCH_DTYPES,
+    apply_layout,
+    base_shape,
+    broadcast_shapes,
+    helper_test_exception,
+    helper_test_op,
+    tolerance,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import t_tensor as tt
+
+FLOAT_DTYPES = [tt.float16, tt.float32, tt.float64]
+INT_DTYPES = [tt.int8, tt.int16, tt.int32, tt.int64, tt.uint8]
+PRODUCT_DTYPES = FLOAT_DTYPES + INT_DTYPES  # every dtype but bool
+EXAMPLES = 25
+
+
+def values(rng: np.random.Generator, shape: tuple[int, ...], dtype: tt.DType) -> np.ndarray:
+    """Floats in [-2, 2]; integers over their whole range (products overflow and must wrap)."""
+    if dtype is tt.bool:
+        return np.asarray(rng.random(shape) < 0.5)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype.numpy)
+        return np.asarray(rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=dtype.numpy))
+    return np.asarray(rng.uniform(-2, 2, size=shape), dtype=dtype.numpy)
+
+
+def compare(inputs, fn, k: int = 1):
+    """``fn(lib, *tensors)`` in t_tensor and torch: same shape and dtype, integers exactly, floats
+    within a tolerance for sums of ``k`` products of numbers up to 2."""
+    want = fn(torch, *[torch.from_numpy(a.copy()) for a in inputs])
+    atol, rtol = tolerance(want.dtype)
+    got = helper_test_op(
+        inputs, lambda *xs: fn(tt, *xs), lambda *xs: fn(torch, *xs), ref="torch", atol=atol * 4 * (k + 1), rtol=rtol
+    )
+    if not want.dtype.is_floating_point:
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    return got
+
+
+def same_outcome(inputs, fn, k: int = 1):
+    """As :func:`compare` when torch accepts the input; when torch raises, t_tensor must raise too."""
+    try:
+        fn(torch, *[torch.from_numpy(a.copy()) for a in inputs])
+    except Exception:  # noqa: BLE001 - torch's exception types vary (RuntimeError, NotImplementedError)
+        with pytest.raises((RuntimeError, TypeError, IndexError, ValueError)):
+            fn(tt, *[tt.tensor(a.copy()) for a in inputs])
+        return None
+    return compare(inputs, fn, k)
+
+
+def operand(rng, shape, dtype, layout):
+    """Data for an operand of ``shape`` in ``layout`` (apply the layout inside the compared function)."""
+    return values(rng, base_shape(shape, layout), dtype)
+
+
+# ---------------------------------------------------------------------- matmul, all rank combinations
+
+
+@st.composite
+def matmul_cases(draw):
+    nd_a, nd_b = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    m, k, n = (draw(st.integers(0, 4)) for _ in range(3))
+    _, (batch_a, batch_b) = draw(broadcast_shapes(2))
+    batch_a, batch_b = batch_a[len(batch_a) - max(nd_a - 2, 0) :], batch_b[len(batch_b) - max(nd_b - 2, 0) :]
+    if nd_a > 2:  # keep the drawn rank even when the strategy gave fewer batch dims
+        batch_a = (1,) * (nd_a - 2 - len(batch_a)) + batch_a
+    if nd_b > 2:
+        batch_b = (1,) * (nd_b - 2 - len(batch_b)) + batch_b
+    shape_a = (k,) if nd_a == 1 else batch_a + (m, k)
+    shape_b = (k,) if nd_b == 1 else batch_b + (k, n)
+    return {
+        "shapes": (shape_a, shape_b),
+        "k": k,
+        "layouts": (draw(st.sampled_from(LAYOUTS)), draw(st.sampled_from(LAYOUTS))),
+        "form": draw(st.sampled_from(["function", "operator", "method", "linalg"])),
+        "seed": draw(st.integers(0, 2**32 - 1)),
+    }
+
+
+def call_matmul(lib, form, x, y):
+    if form == "operator":
+        return x @ y
+    if form == "method":
+        return x.matmul(y)
+    return (lib.linalg.matmul if form == "linalg" else lib.matmul)(x, y)
+
+
+@pytest.mark.parametrize("dtype", PRODUCT_DTYPES, ids=lambda d: d.name)
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(case=matmul_cases())
+def test_matmul_matches_torch(dtype, case):
+    rng = np.random.default_rng(case["seed"])
+    (shape_a, shape_b), (layout_a, layout_b) = case["shapes"], case["layouts"]
+    a, b = operand(rng, shape_a, dtype, layout_a), operand(rng, shape_b, dtype, layout_b)
+    compare(
+        [a, b],
+        lambda lib, x, y: call_matmul(
+            lib, case["form"], apply_layout(x, layout_a, shape_a), apply_layout(y, layout_b, shape_b)
+        ),
+        case["k"],
+    )
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(case=matmul_cases())
+def test_matmul_shape_mismatch_and_bool_fail_as_in_torch(case):
+    """Same draws with bool operands: refused by both, except that torch (and so t_tensor) gives an
+    all-False result when there is nothing to sum or no element to compute (not for 1-D @ 1-D).
+    Then one operand's last dim off by one: both refuse."""
+    rng = np.random.default_rng(case["seed"])
+    shape_a, shape_b = case["shapes"]
+    a, b = values(rng, shape_a, tt.bool), values(rng, shape_b, tt.bool)
+    same_outcome([a, b], lambda lib, x, y: lib.matmul(x, y))
+    a = values(rng, shape_a[:-1] + (shape_a[-1] + 1,), tt.float32)
+    helper_test_exception([a, b.astype(np.float32)], tt.matmul, torch.matmul, exception=RuntimeError, match="matmul")
+
+
+ODD = [1, 7, 63, 65]
+
+
+@pytest.mark.parametrize("dtype", [tt.float32, tt.float64, tt.int32, tt.float16], ids=lambda d: d.name)
+@pytest.mark.parametrize("layouts", [("contiguous", "contiguous"), ("transposed", "sliced")], ids="-".join)
+def test_matmul_odd_sizes(dtype, layouts):
+    rng = np.random.default_rng(7)
+    for m, k, n in [(m, k, n) for m in ODD for k in ODD for n in ODD if (m + k + n) % 2 == 0 or m == k == n]:
+        shape_a, shape_b = (m, k), (k, n)
+        a, b = operand(rng, shape_a, dtype, layouts[0]), operand(rng, shape_b, dtype, layouts[1])
+        compare(
+            [a, b],
+            lambda lib, x, y, sa=shape_a, sb=shape_b: apply_layout(x, layouts[0], sa) @ apply_layout(y, layouts[1], sb),
+            k,
+        )
+
+
+@pytest.mark.parametrize("dtype", [tt.float32, tt.float64, tt.int64], ids=lambda d: d.name)
+def test_matmul_large_and_across_blocks(dtype):
+    rng = np.random.default_rng(3)
+    for m, k, n in [(200, 300, 150), (1, 257, 513), (257, 255, 3), (130, 1, 300)]:
+        a, b = values(rng, (m, k), dtype), values(rng, (k, n), dtype)
+        compare([a, b], lambda lib, x, y: lib.matmul(x, y), k)
+        compare([a.T.copy(), b.T.copy()], lambda lib, x, y: lib.matmul(x.T, y.T), k)  # transposed operands
+
+
+def test_matmul_broadcast_batch_is_not_copied_and_empty_k_gives_zeros():
+    a = tt.ones(1, 3, 4).expand(1000, 3, 4)  # stride 0 batch: read where it lies
+    b = tt.ones(1000, 4, 2)
+    assert (a @ b).tolist() == [[[4.0] * 2] * 3] * 1000
+    assert (tt.ones(2, 0) @ tt.ones(0, 3)).tolist() == [[0.0] * 3] * 2
+    assert (tt.ones(0, dtype=tt.int8) @ tt.ones(0, dtype=tt.int8)).item() == 0
+
+
+def test_matmul_operator_forms():
+    a, b = tt.tensor([[1, 2], [3, 4]]), tt.tensor([[1, 0], [0, 1]])
+    assert (a @ b).tolist() == a.tolist()
+    for product in (np.eye(2, dtype=np.int64) @ a, a @ np.eye(2, dtype=np.int64)):  # ndarray @ Tensor: __rmatmul__
+        assert isinstance(product, tt.Tensor) and product.tolist() == a.tolist()
+    c = a
+    c @= b  # no __imatmul__ (as torch): rebinding
+    assert c.tolist() == a.tolist() and not hasattr(tt.Tensor, "__imatmul__")
+    with pytest.raises(TypeError):
+        a @ 2  # noqa: B018
+    with pytest.raises(TypeError):
+        2 @ a  # noqa: B018
+    with pytest.raises(RuntimeError, match="matmul: both arguments to matmul need to be at least 1D"):
+        tt.tensor(2) @ a  # noqa: B018
+
+
+# ---------------------------------------------------------------------- mm, bmm, mv, dot, vdot
+
+
+@st.composite
+def sizes(draw, count: int):
+    return tuple(draw(st.integers(0, 4)) for _ in range(count))
+
+
+@pytest.mark.parametrize("dtype", PRODUCT_DTYPES, ids=lambda d: d.name)
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    mkn=sizes(4),
+    layouts=st.tuples(st.sampled_from(LAYOUTS), st.sampled_from(LAYOUTS)),
+    seed=st.integers(0, 2**32 - 1),
+    method=st.booleans(),
+)
+def test_mm_bmm_mv_dot_vdot_match_torch(dtype, mkn, layouts, seed, method):
+    rng = np.random.default_rng(seed)
+    m, k, n, batch = mkn
+    la, lb = layouts
+    cases = [
+        ("mm", (m, k), (k, n)),
+        ("bmm", (batch, m, k), (batch, k, n)),
+        ("mv", (m, k), (k,)),
+        ("dot", (k,), (k,)),
+        ("vdot", (k,), (k,)),
+    ]
+    for name, shape_a, shape_b in cases:
+        a, b = operand(rng, shape_a, dtype, la), operand(rng, shape_b, dtype, lb)
+
+        def fn(lib, x, y, name=name, shape_a=shape_a, shape_b=shape_b):
+            x, y = apply_layout(x, la, shape_a), apply_layout(y, lb, shape_b)
+            return getattr(x, name)(y) if method else getattr(lib, name)(x, y)
+
+        compare([a, b], fn, k)
+
+
+ERRORS = [
+    # (name, shape_a, dtype_a, shape_b, dtype_b, message)
+    ("matmul", (2, 3), tt.float32, (3, 4), tt.float64, "matmul: expected m1 and m2 to have the same dtype"),
+    (
+        "matmul",
+        (2, 3),
+        tt.float32,
+        (4, 4),
+        tt.float32,
+        r"matmul: mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x4\)",
+    ),
+    (
+        "matmul",
+        (3,),
+        tt.float32,
+        (4,),
+        tt.float32,
+        r"matmul: inconsistent tensor size, expected tensor \[3\] and src \[4\]",
+    ),
+    ("matmul", (2, 2, 3), tt.float32, (3, 3, 4), tt.float32, "matmul: The size of tensor a"),
+    ("matmul", (2, 3), tt.float32, (), tt.float32, "matmul: both arguments to matmul need to be at least 1D"),
+    ("matmul", (2, 3), tt.bool, (3, 2), tt.bool, "matmul: not implemented for bool"),
+    ("mm", (2, 3), tt.float32, (3,), tt.float32, "mm: mat2 must be a matrix"),
+    ("mm", (3,), tt.float32, (3, 3), tt.float32, "mm: self must be a matrix"),
+    ("mm", (2, 3), tt.int32, (3, 4), tt.float32, "mm: expected m1 and m2 to have the same dtype"),
+    ("mm", (2, 3), tt.float32, (4, 3), tt.float32, r"mm: mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x3\)"),
+    ("bmm", (2, 3), tt.float32, (3, 4), tt.float32, "bmm: batch1 must be a 3D tensor"),
+    ("bmm", (2, 2, 3), tt.float32, (3, 3, 4), tt.float32, r"bmm: Expected size .* to be: \[2, 3\] but got: \[3, 3\]"),
+    ("bmm", (2, 2, 3), tt.float32, (2, 3, 4), tt.float64, "bmm: expected scalar type float32 but found float64"),
+    ("bmm", (1, 2, 3), tt.float32, (2, 3, 4), tt.float32, "bmm: Expected size"),
+    ("bmm", (2, 2, 3), tt.bool, (2, 3, 4), tt.bool, "bmm: not implemented for bool"),
+    ("mv", (2, 3), tt.float32, (4,), tt.float32, r"mv: size mismatch, got mat \(2x3\), vec \(4\)"),
+    ("mv", (2, 3), tt.float32, (3, 1), tt.float32, "mv: expected a matrix and a vector"),
+    ("mv", (2, 3), tt.float32, (3,), tt.float64, "mv: expected m1 and m2 to have the same dtype"),
+    ("mv", (2, 3), tt.bool, (3,), tt.bool, "mv: not implemented for bool"),
+    ("dot", (3,), tt.float32, (4,), tt.float32, "dot: inconsistent tensor size"),
+    ("dot", (3, 1), tt.float32, (3,), tt.float32, "dot: 1D tensors expected, but got 2D and 1D tensors"),
+    ("dot", (3,), tt.float32, (3,), tt.float64, "dot: expected both vectors to have same dtype"),
+    ("dot", (3,), tt.bool, (3,), tt.bool, "dot: not implemented for bool"),
+    ("vdot", (), tt.float32, (3,), tt.float32, "vdot: 1D tensors expected"),
+    ("inner", (2, 3), tt.float32, (4, 2), tt.float32, r"inner: the last dimension must match .* \[2, 3\] and \[4, 2\]"),
+    ("inner", (2, 3), tt.int32, (4, 3), tt.int8, "inner: both inputs should have same dtype"),
+    ("inner", (3,), tt.bool, (3,), tt.bool, "inner: not implemented for bool"),
+    ("outer", (3, 2), tt.float32, (4,), tt.float32, "outer: Expected 1-D argument self, but got 2-D"),
+    ("outer", (3,), tt.float32, (), tt.float32, "outer: Expected 1-D argument vec2, but got 0-D"),
+    ("tensordot", (2, 3, 4), tt.float32, (3, 4, 5), tt.float64, "tensordot: both inputs should have same dtype"),
+    ("tensordot", (2, 3, 4), tt.float32, (4, 4, 5), tt.float32, "tensordot: contracted dimensions need to match"),
+    ("tensordot", (2, 3, 4), tt.bool, (3, 4, 5), tt.bool, "tensordot: not implemented for bool"),
+]
+
+
+@pytest.mark.parametrize("name, shape_a, dtype_a, shape_b, dtype_b, match", ERRORS, ids=lambda v: str(v))
+def test_errors_as_torch(name, shape_a, dtype_a, shape_b, dtype_b, match):
+    a, b = np.ones(shape_a, dtype_a.numpy), np.ones(shape_b, dtype_b.numpy)
+    helper_test_exception(
+        [a, b], getattr(tt, name), getattr(torch, name), exception=(RuntimeError, TypeError), match=match
+    )
+
+
+def test_non_tensor_arguments_are_refused():
+    for fn in (tt.matmul, tt.mm, tt.bmm, tt.mv, tt.dot, tt.inner, tt.outer, tt.tensordot, tt.vecdot):
+        with pytest.raises(TypeError, match=f"{fn.__name__}: expected a Tensor"):
+            fn([1.0, 2.0], tt.ones(2))
+
+
+# ---------------------------------------------------------------------- inner, outer, tensordot
+
+
+@pytest.mark.parametrize("dtype", PRODUCT_DTYPES, ids=lambda d: d.name)
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    shapes=broadcast_shapes(2),
+    k=st.integers(0, 4),
+    layouts=st.tuples(st.sampled_from(LAYOUTS), st.sampled_from(LAYOUTS)),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_inner_matches_torch(dtype, shapes, k, layouts, seed):
+    rng = np.random.default_rng(seed)
+    _, (shape_a, shape_b) = shapes
+    shape_a, shape_b = shape_a[:2] + (k,), shape_b[:2] + (k,)
+    a, b = operand(rng, shape_a, dtype, layouts[0]), operand(rng, shape_b, dtype, layouts[1])
+    compare(
+        [a, b],
+        lambda lib, x, y: lib.inner(apply_layout(x, layouts[0], shape_a), apply_layout(y, layouts[1], shape_b)),
+        k,
+    )
+
+
+def test_inner_with_a_0d_operand_multiplies():
+    rng = np.random.default_rng(0)
+    compare([np.array(3, np.int8), values(rng, (2, 3), tt.int16)], lambda lib, x, y: lib.inner(x, y))
+    compare([values(rng, (3,), tt.float32), np.array(2.0)], lambda lib, x, y: x.inner(y))
+
+
+@pytest.mark.parametrize("dtype_a", [tt.bool, tt.int8, tt.uint8, tt.float16, tt.float64], ids=lambda d: d.name)
+@pytest.mark.parametrize("dtype_b", [tt.bool, tt.int8, tt.float32], ids=lambda d: d.name)
+def test_outer_promotes_as_mul(dtype_a, dtype_b):
+    rng = np.random.default_rng(1)
+    for n, m in [(0, 3), (3, 4), (1, 1)]:
+        a, b = values(rng, (2 * n,), dtype_a), values(rng, (m,), dtype_b)
+        compare([a, b], lambda lib, x, y: lib.outer(x[::2], y))
+        compare([a, b], lambda lib, x, y: x[::2].outer(y))
+        compare([a, b], lambda lib, x, y: (lib.linalg.outer if lib is tt else lib.outer)(x[::2], y))
+
+
+@st.composite
+def tensordot_cases(draw):
+    nd_a, nd_b = draw(st.integers(0, 4)), draw(st.integers(0, 4))
+    shape_a = tuple(draw(st.integers(0, 4)) for _ in range(nd_a))
+    shape_b = list(draw(st.integers(0, 4)) for _ in range(nd_b))
+    ncon = draw(st.integers(0, min(nd_a, nd_b)))
+    if draw(st.booleans()):  # dims as an int: the last ncon of a with the first ncon of b
+        dims_a, dims_b = list(range(nd_a - ncon, nd_a)), list(range(ncon))
+        dims = ncon
+    else:
+        dims_a = draw(st.permutations(range(nd_a)))[:ncon]
+        dims_b = draw(st.permutations(range(nd_b)))[:ncon]
+        dims = ([d - nd_a if draw(st.booleans()) else d for d in dims_a], list(dims_b))
+    for da, db in zip(dims_a, dims_b, strict=True):
+        shape_b[db] = shape_a[da] if draw(st.integers(0, 4)) else 1  # sometimes a size-1 that broadcasts
+    return {
+        "shapes": (shape_a, tuple(shape_b)),
+        "dims": dims,
+        "k": 4**ncon,
+        "layouts": (draw(st.sampled_from(LAYOUTS)), draw(st.sampled_from(LAYOUTS))),
+        "axes": draw(st.booleans()),
+        "seed": draw(st.integers(0, 2**32 - 1)),
+    }
+
+
+@pytest.mark.parametrize("dtype", [tt.float16, tt.float32, tt.float64, tt.int8, tt.int64], ids=lambda d: d.name)
+@settings(max_examples=EXAMPLES * 2, deadline=None)
+@given(case=tensordot_cases())
+def test_tensordot_matches_torch(dtype, case):
+    rng = np.random.default_rng(case["seed"])
+    (shape_a, shape_b), (la, lb), dims = case["shapes"], case["layouts"], case["dims"]
+    a, b = operand(rng, shape_a, dtype, la), operand(rng, shape_b, dtype, lb)
+
+    def fn(lib, x, y):
+        x, y = apply_layout(x, la, shape_a), apply_layout(y, lb, shape_b)
+        if lib is tt and case["axes"]:
+            return tt.linalg.tensordot(x, y, axes=dims)
+        return lib.tensordot(x, y, dims=dims)
+
+    compare([a, b], fn, case["k"])
+
+
+def test_tensordot_dims_forms_and_errors():
+    a, b = np.ones((2, 3, 4), np.float32), np.ones((3, 4, 5), np.float32)
+    compare([a, b], lambda lib, x, y: lib.tensordot(x, y, dims=lib.tensor(2)))
+    compare([a, b], lambda lib, x, y: lib.tensordot(x, y, dims=lib.tensor([[1, 2], [0, 1]])))
+    compare([a, b], lambda lib, x, y: lib.tensordot(x, y, [[1, 2], [0, 1]]))
+    for dims, exc, match in [
+        (-1, RuntimeError, "tensordot: tensordot expects dims >= 0"),
+        (4, RuntimeError, "tensordot: tensordot expects dims < ndim_a or ndim_b"),
+        (2.0, RuntimeError, "tensordot: tensordot expects dims to be int"),
+        (([1], [0, 1]), RuntimeError, "tensordot: both dimension lists should have same length"),
+        (([1, 1], [0, 0]), RuntimeError, "tensordot: dim 1 appears multiple times"),
+        (([0], [5]), IndexError, "tensordot: dimension out of range"),
+        ((1, 0), TypeError, "tensordot: dims must be"),
+    ]:
+        helper_test_exception(
+            [a, b],
+            lambda x, y, d=dims: tt.tensordot(x, y, dims=d),
+            lambda x, y, d=dims: torch.tensordot(x, y, dims=d),
+            exception=exc,
+            match=match,
+        )
+
+
+# ---------------------------------------------------------------------- vecdot, trace, matrix_transpose
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=lambda d: d.name)
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    shapes=broadcast_shapes(2),
+    layouts=st.tuples(st.sampled_from(LAYOUTS), st.sampled_from(LAYOUTS)),
+    dim=st.integers(-4, 3),
+    axis=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_vecdot_matches_torch(dtype, shapes, layouts, dim, axis, seed):
+    rng = np.random.default_rng(seed)
+    result, (shape_a, shape_b) = shapes
+    a, b = operand(rng, shape_a, dtype, layouts[0]), operand(rng, shape_b, dtype, layouts[1])
+    if not -max(len(result), 1) <= dim < max(len(result), 1):
+        dim = -1
+
+    def fn(lib, x, y):
+        x, y = apply_layout(x, layouts[0], shape_a), apply_layout(y, layouts[1], shape_b)
+        if lib is tt and axis:
+            return tt.vecdot(x, y, axis=dim)
+        return lib.linalg.vecdot(x, y, dim=dim)
+
+    same_outcome([a, b], fn, 4)  # torch refuses two 1-D operands of different lengths
+
+
+def test_vecdot_errors_as_torch():
+    f32, f64, i8 = np.ones((2, 3), np.float32), np.ones(3, np.float64), np.ones(3, np.int8)
+    vecdot = torch.linalg.vecdot
+    helper_test_exception(
+        [f32, f64], tt.vecdot, vecdot, exception=RuntimeError, match="vecdot: Expected x and y to have the same dtype"
+    )
+    helper_test_exception([i8, i8], tt.vecdot, vecdot, exception=TypeError, match="vecdot: Expected a floating point")
+    helper_test_exception(
+        [np.ones(3, np.float32), np.ones(1, np.float32)],
+        tt.vecdot,
+        vecdot,
+        exception=RuntimeError,
+        match="vecdot: inconsistent tensor size",
+    )
+    helper_test_exception(
+        [f32, np.ones(4, np.float32)], tt.vecdot, vecdot, exception=RuntimeError, match="vecdot: The size of tensor a"
+    )
+    helper_test_exception(
+        [f32, f32],
+        lambda x, y: tt.vecdot(x, y, dim=2),
+        lambda x, y: vecdot(x, y, dim=2),
+        exception=IndexError,
+        match="vecdot: dimension out of range",
+    )
+
+
+@pytest.mark.parametrize("dtype", PRODUCT_DTYPES, ids=lambda d: d.name)
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(shape=sizes(2), layout=st.sampled_from(LAYOUTS), seed=st.integers(0, 2**32 - 1), method=st.booleans())
+def test_trace_matches_torch(dtype, shape, layout, seed, method):
+    rng = np.random.default_rng(seed)
+    a = operand(rng, shape, dtype, layout)
+    compare(
+        [a],
+        lambda lib, x: apply_layout(x, layout, shape).trace() if method else lib.trace(apply_layout(x, layout, shape)),
+        4,
+    )
+
+
+def test_trace_errors_as_torch():
+    helper_test_exception(
+        [np.ones((2, 3, 4))],
+        tt.trace,
+        torch.trace,
+        exception=RuntimeError,
+        match="trace: expected a matrix, but got tensor with dim 3",
+    )
+    helper_test_exception([np.ones(3)], tt.trace, torch.trace, exception=RuntimeError, match="trace: expected a matrix")
+    helper_test_exception(
+        [np.eye(3, dtype=bool)], tt.trace, torch.trace, exception=TypeError, match="trace: not implemented for bool"
+    )
+
+
+def test_matrix_transpose_is_mT_view():
+    x = tt.arange(24).view(2, 3, 4)
+    y = tt.linalg.matrix_transpose(x)
+    assert y.shape == (2, 4, 3) and y.is_shared_with(x)
+    assert y.tolist() == torch.arange(24).view(2, 3, 4).mT.tolist()
+    assert tt.matrix_transpose(x).stride() == (12, 1, 4)
+    with pytest.raises(RuntimeError, match="matrix_transpose: expected a tensor with at least 2 dimensions"):
+        tt.linalg.matrix_transpose(tt.ones(3))
+
+
+# ---------------------------------------------------------------------- out=
+
+
+@pytest.mark.parametrize(
+    "name, shapes",
+    [
+        ("matmul", [(2, 3), (3, 4)]),
+        ("mm", [(2, 3), (3, 4)]),
+        ("bmm", [(2, 2, 3), (2, 3, 1)]),
+        ("mv", [(2, 3), (3,)]),
+        ("dot", [(3,), (3,)]),
+        ("vdot", [(3,), (3,)]),
+        ("inner", [(2, 3), (3,)]),
+        ("outer", [(2,), (3,)]),
+        ("tensordot", [(4, 2, 3), (2, 3, 5)]),
+    ],
+)
+def test_out(name, shapes):
+    rng = np.random.default_rng(2)
+    arrays = [values(rng, s, tt.float64) for s in shapes]
+    want = getattr(torch, name)(*[torch.from_numpy(a) for a in arrays])
+    out = tt.empty(*want.shape, dtype=tt.float64)
+    got = getattr(tt, name)(*[tt.tensor(a) for a in arrays], out=out)
+    assert got is out
+    np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-12)
+    with pytest.raises(RuntimeError, match=f"{name}: Expected out tensor to have dtype float64"):
+        getattr(tt, name)(*[tt.tensor(a) for a in arrays], out=tt.empty(*want.shape))
+    with pytest.raises(RuntimeError, match=f"{name}: out has shape"):
+        getattr(tt, name)(*[tt.tensor(a) for a in arrays], out=tt.empty(7, dtype=tt.float64))
+
+
+# ---------------------------------------------------------------------- einsum
+
+EINSUM = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("ij,jk", [(2, 3), (3, 4)]),
+    ("ii->i", [(3, 3)]),
+    ("ii", [(3, 3)]),
+    ("ij->ji", [(2, 3)]),
+    ("ij->", [(2, 3)]),
+    ("ij->j", [(0, 3)]),
+    ("ij", [(2, 3)]),
+    ("iJ", [(2, 3)]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("bij,bjk->bik", [(2, 0, 3), (2, 3, 4)]),
+    ("...ij,...jk", [(2, 3, 3), (3, 3)]),
+    ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),
+    ("i...->...", [(3, 2, 2)]),
+    ("...ii->...i", [(2, 3, 3)]),
+    ("i,i", [(4,), (4,)]),
+    ("i,i", [(2,), (1,)]),
+    ("i,i->i", [(4,), (4,)]),
+    ("i,j->ij", [(2,), (3,)]),
+    ("i,j", [(0,), (3,)]),
+    ("i,j->", [(2,), (3,)]),
+    ("ij,j->i", [(3, 4), (4,)]),
+    ("ij,j", [(2, 3), (1,)]),
+    ("ij,ij->", [(3, 3), (3, 3)]),
+    ("ij,ij->i", [(3, 3), (3, 3)]),
+    ("ij,ij->ij", [(3, 3), (3, 3)]),
+    ("ij,jk->", [(2, 3), (3, 4)]),
+    ("ij,jk->k", [(2, 3), (3, 4)]),
+    ("ij,k->k", [(2, 3), (4,)]),
+    ("iij->j", [(3, 3, 4)]),
+    ("iij,jk->ik", [(3, 3, 4), (4, 2)]),
+    ("ijk,ikj->k", [(2, 3, 4), (2, 4, 3)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("ab,bc,cd,de->ae", [(2, 2), (2, 3), (3, 1), (1, 4)]),
+    ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]),
+    ("abc,cd->abd", [(2, 3, 4), (4, 5)]),
+    (" i j -> j i ", [(2, 3)]),
+    ("", [()]),
+    ("->", [()]),
+    (",->", [(), ()]),
+    ("i,->i", [(3,), ()]),
+]
+
+
+@pytest.mark.parametrize(
+    "dtype", [tt.float32, tt.float64, tt.float16, tt.int8, tt.int64, tt.uint8, tt.bool], ids=lambda d: d.name
+)
+@pytest.mark.parametrize("equation, shapes", EINSUM, ids=[f"{e}|{s}" for e, s in EINSUM])
+def test_einsum_matches_torch(dtype, equation, shapes):
+    rng = np.random.default_rng(abs(hash(equation)) % 2**32)
+    arrays = [values(rng, s, dtype) for s in shapes]
+    same_outcome(arrays, lambda lib, *xs: lib.einsum(equation, *xs), 16)
+    if dtype is tt.float64:  # operands as one list; and transposed/sliced views of them
+        same_outcome(arrays, lambda lib, *xs: lib.einsum(equation, list(xs)), 16)
+        views = [values(rng, tuple(2 * n + 1 for n in s), dtype) for s in shapes]
+        same_outcome(views, lambda lib, *xs: lib.einsum(equation, *[x[(slice(1, None, 2),) * x.ndim] for x in xs]), 16)
+
+
+@pytest.mark.parametrize("dtype", [tt.float32, tt.int32], ids=lambda d: d.name)
+def test_einsum_mixed_dtypes_as_torch(dtype):
+    rng = np.random.default_rng(5)
+    for equation, shapes in [
+        ("i,j", [(3,), (4,)]),
+        ("i,i", [(3,), (3,)]),
+        ("i,i->i", [(3,), (3,)]),
+        ("ij,jk", [(2, 3), (3, 2)]),
+    ]:
+        a, b = values(rng, shapes[0], dtype), values(rng, shapes[1], tt.float64)
+        same_outcome([a, b], lambda lib, x, y, e=equation: lib.einsum(e, x, y))
+
+
+EINSUM_ERRORS = [
+    (
+        "ij",
+        [(2, 3, 3)],
+        "the number of subscripts in the equation \\(2\\) does not match the number of dimensions \\(3\\)",
+    ),
+    ("...ijk", [(2, 3)], "the number of subscripts in the equation \\(3\\) is more than the number of dimensions"),
+    (
+        "ij,jk",
+        [(2, 3), (4, 3)],
+        "subscript j has size 4 for operand 1 which does not broadcast with previously seen size 3",
+    ),
+    ("ij->k", [(2, 3)], "output subscript k does not appear in the equation for any input operand"),
+    ("ij->ii", [(2, 3)], "output subscript i appears more than once in the output"),
+    ("i1", [(2, 3)], "invalid subscript given at index 1"),
+    ("ij->j1", [(2, 3)], "invalid subscript given at index 5"),
+    ("ij,jk", [(2, 3)], "fewer operands were provided than specified"),
+    ("ij", [(2, 3), (3,)], "more operands were provided than specified"),
+    ("i.j", [(2, 3)], "found '.' for operand 0 that is not part of any ellipsis"),
+    ("......", [(2, 3)], "found '.' for operand 0 for which an ellipsis was already found"),
+    ("...->......", [(2, 3)], "found '.' for output but an ellipsis"),
+    ("...->..", [(2, 3)], "found '.' for output that is not part of any ellipsis"),
+    ("ii", [(2, 3)], "subscript i is repeated for operand 0 but the sizes don't match, 3 != 2"),
+    ("...,...", [(2, 3), (3, 2)], "dimension 0 covered by ellipsis in operand 1 has size 3"),
+]
+
+
+@pytest.mark.parametrize("equation, shapes, match", EINSUM_ERRORS, ids=[e for e, _, _ in EINSUM_ERRORS])
+def test_einsum_errors_as_torch(equation, shapes, match):
+    arrays = [np.ones(s, np.float32) for s in shapes]
+    helper_test_exception(
+        arrays,
+        lambda *xs: tt.einsum(equation, *xs),
+        lambda *xs: torch.einsum(equation, *xs),
+        exception=RuntimeError,
+        match="einsum\\(\\): " + match,
+    )
+
+
+def test_einsum_argument_errors():
+    with pytest.raises(RuntimeError, match="einsum\\(\\): must provide at least one operand"):
+        tt.einsum("i")
+    with pytest.raises(TypeError, match="einsum"):
+        tt.einsum("i", [1, 2])
+    with pytest.raises(TypeError, match="einsum"):
+        tt.einsum(3, tt.ones(2))
+
+
+def test_einsum_single_operand_without_sum_is_a_view():
+    x = tt.arange(9).view(3, 3)
+    for equation in ("ij->ji", "ii->i"):
+        y = tt.einsum(equation, x)
+        assert y.is_shared_with(x) and y.tolist() == torch.einsum(equation, torch.arange(9).view(3, 3)).tolist()
+
+
+def test_dtype_coverage_is_torchs():
+    """The dtypes tested as products are exactly those torch multiplies (all but bool)."""
+    ok = []
+    for dtype in TORCH_DTYPES:
+        try:
+            torch.ones(2, 2, dtype=TORCH_DTYPES[dtype]) @ torch.ones(2, 2, dtype=TORCH_DTYPES[dtype])
+            ok.append(dtype)
+        except (RuntimeError, NotImplementedError):
+            pass
+    assert ok == [d for d in TORCH_DTYPES if d in PRODUCT_DTYPES]
