@@ -17,8 +17,8 @@ as in PyTorch.
 
 Names follow PyTorch, with the Python array API's names as well (``concat``, ``permute_dims``,
 ``expand_dims``, ``unstack``, ``astype``; ``matrix_transpose`` lives in :mod:`t_tensor.linalg`) and
-``axis=`` accepted wherever PyTorch says ``dim=``. One clash: ``Tensor.repeat`` is PyTorch's (tile-like: ``x.repeat(2, 3)``),
-while the function ``tt.repeat`` is the array API's (element-wise, like ``repeat_interleave``);
+``axis=`` accepted wherever PyTorch says ``dim=``. One clash: ``Tensor.repeat`` is PyTorch's (tile-like:
+``x.repeat(2, 3)``), while the function ``tt.repeat`` is the array API's (element-wise, like ``repeat_interleave``);
 PyTorch has no function ``torch.repeat``.
 
 >>> import t_tensor as tt
