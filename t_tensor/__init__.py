@@ -144,6 +144,36 @@ from t_tensor.random import (
     seed,
     set_rng_state,
 )
+
+# reductions
+from t_tensor.reductions import (
+    ValuesIndices,
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    count_nonzero,
+    cumprod,
+    cumsum,
+    cumulative_sum,
+    log_softmax,
+    logsumexp,
+    matrix_norm,
+    max,
+    mean,
+    min,
+    nanmean,
+    nansum,
+    norm,
+    prod,
+    softmax,
+    std,
+    sum,
+    var,
+    vector_norm,
+)
 from t_tensor.storage import Storage, WeakStorage
 from t_tensor.tensor import Tensor
 from t_tensor.views import (
@@ -241,6 +271,10 @@ __all__ = [
     "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan",
     "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "floor", "ceil", "round",
     "trunc", "sigmoid", "erf", "bitwise_not", "logical_not", "isnan", "isinf", "isfinite",
+    # reductions
+    "sum", "nansum", "mean", "nanmean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
+    "any", "all", "logsumexp", "count_nonzero", "cumsum", "cumprod", "cumulative_sum", "norm", "vector_norm",
+    "matrix_norm", "softmax", "log_softmax", "ValuesIndices",
     # interop
     "from_numpy",
     "from_dlpack",

@@ -20,6 +20,7 @@ from t_tensor.dtypes import DType
 from t_tensor.elementwise import ElementwiseOps
 from t_tensor.interop import array_interface, to_dlpack_capsule
 from t_tensor.printing import tensor_repr
+from t_tensor.reductions import ReductionOps
 from t_tensor.tensor_impl import TensorImpl
 from t_tensor.views import ViewOps
 
@@ -74,7 +75,7 @@ def _python_scalar(value: Any, fn: str) -> bool | int | float:
     raise TypeError(f"{fn}: expected a number, got {type(value).__name__}")
 
 
-class Tensor(ViewOps, ElementwiseOps, TensorImpl):
+class Tensor(ViewOps, ElementwiseOps, ReductionOps, TensorImpl):
     """An n-dimensional array of one dtype over reference-counted storage.
 
     Make tensors with :func:`t_tensor.tensor`, :func:`t_tensor.zeros`, :func:`t_tensor.from_numpy`

@@ -27,6 +27,7 @@ MODULES = [
     "t_tensor.tensor",
     "t_tensor.views",
     "t_tensor.elementwise",
+    "t_tensor.reductions",
     "t_tensor.creation",
     "t_tensor.memory",
     "t_tensor.interop",
