@@ -517,7 +517,12 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: Any = No
         raise RuntimeError(f"{fn}: Order {ord} not supported.")
     summed, across = (d0, d1) if abs(ord) == 1 else (d1, d0)   # 1: column sums, inf: row sums
     sums = vector_norm(x, 1, summed, True, dtype=dtype)
-    extreme = amax(sums, across, True) if ord > 0 else amin(sums, across, True)
+    if ord > 0 and x._shape[across] == 0:              # the max of no sums of |x| is 0, as in torch
+        from t_tensor.creation import zeros
+
+        extreme = zeros(tuple(1 if d == across else n for d, n in enumerate(sums._shape)), dtype=sums._dtype)
+    else:
+        extreme = amax(sums, across, True) if ord > 0 else amin(sums, across, True)
     if keep:
         return extreme
     return extreme.reshape(tuple(n for d, n in enumerate(extreme._shape) if d not in (d0, d1)))
@@ -535,6 +540,8 @@ def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: Any = False, dtyp
     x = _tensor(input, fn)
     if isinstance(p, str):
         if p == "fro":
+            if isinstance(dim, (tuple, list)) and len(dim) > 2:
+                raise RuntimeError(f"{fn}: the Frobenius norm takes at most 2 dims, got {len(dim)}")
             return vector_norm(x, 2, dim, keepdim, dtype=dtype)
         if p == "nuc":
             matrix_dims = (-2, -1) if dim is None else dim
