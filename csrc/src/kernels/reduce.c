@@ -32,7 +32,7 @@
 #include "strided_iter.h"
 #include "tt/kernels/reduce.h"
 
-#define CHUNK 256
+#define CHUNK 1024
 
 /* ------------------------------------------------------------------ loading and storing */
 
@@ -132,7 +132,7 @@ static inline double lse_result(lse_acc a) { return (isinf(a.m) || isnan(a.m)) ?
 #define SUM_OUT_I OUT_INT64
 #define SUM_OUT_F OUT_SAME
 #define NANSUM_TR_I(v, p) ((uint64_t)(v))
-#define NANSUM_TR_F(v, p) (isnan(v) ? 0.0 : (v))
+#define NANSUM_TR_F(v, p) (isnan(v) ? 0 : (v))
 #define NANSUM_FIN(a, n, p) (a)
 #define NANSUM_OUT_I OUT_INT64
 #define NANSUM_OUT_F OUT_SAME
@@ -140,27 +140,27 @@ static inline double lse_result(lse_acc a) { return (isinf(a.m) || isnan(a.m)) ?
 #define MEAN_FIN(a, n, p) ((a) / (double)(n))
 #define MEAN_OUT_F OUT_SAME
 #define ANY_TR_I(v, p) ((uint64_t)((v) != 0))
-#define ANY_TR_F(v, p) ((double)((v) != 0))
+#define ANY_TR_F(v, p) ((v) != 0)
 #define ANY_FIN(a, n, p) ((a) != 0)
 #define ANY_OUT_I OUT_BOOL
 #define ANY_OUT_F OUT_BOOL
 #define ALL_TR_I(v, p) ((uint64_t)((v) == 0))
-#define ALL_TR_F(v, p) ((double)((v) == 0))
+#define ALL_TR_F(v, p) ((v) == 0)
 #define ALL_FIN(a, n, p) ((a) == 0)
 #define ALL_OUT_I OUT_BOOL
 #define ALL_OUT_F OUT_BOOL
 #define COUNT_NONZERO_TR_I(v, p) ((uint64_t)((v) != 0))
-#define COUNT_NONZERO_TR_F(v, p) ((double)((v) != 0))
+#define COUNT_NONZERO_TR_F(v, p) ((v) != 0)
 #define COUNT_NONZERO_FIN(a, n, p) (a)
 #define COUNT_NONZERO_OUT_I OUT_INT64
 #define COUNT_NONZERO_OUT_F OUT_INT64
-#define NORM_L0_TR_F(v, p) ((double)((v) != 0))
+#define NORM_L0_TR_F(v, p) ((v) != 0)
 #define NORM_L0_FIN(a, n, p) (a)
 #define NORM_L0_OUT_F OUT_SAME
-#define NORM_L1_TR_F(v, p) fabs(v)
+#define NORM_L1_TR_F(v, p) ((v) < 0 ? -(v) : (v))
 #define NORM_L1_FIN(a, n, p) (a)
 #define NORM_L1_OUT_F OUT_SAME
-#define NORM_L2_TR_F(v, p) ((v) * (v))
+#define NORM_L2_TR_F(v, p) ((double)(v) * (double)(v))  /* in double: no overflow for float32 */
 #define NORM_L2_FIN(a, n, p) sqrt(a)
 #define NORM_L2_OUT_F OUT_SAME
 #define NORM_LP_TR_F(v, p) pow(fabs(v), p)
@@ -183,10 +183,16 @@ static inline double lse_result(lse_acc a) { return (isinf(a.m) || isnan(a.m)) ?
 #define NORM_LNEGINF_INIT_F MIN_INIT_F
 #define MAX_UPD_I(a, v, i, p) if ((v) > (a)) (a) = (v)
 #define MIN_UPD_I(a, v, i, p) if ((v) < (a)) (a) = (v)
-#define MAX_UPD_F(a, v, i, p) if (!((v) <= (a)) && (a) == (a)) (a) = (v)
-#define MIN_UPD_F(a, v, i, p) if (!((v) >= (a)) && (a) == (a)) (a) = (v)
+/* Written as selects so that the loops vectorize: v > NaN is false, so a NaN acc stays. */
+#define MAX_UPD_F(a, v, i, p) ((a) = (((v) > (a)) | ((v) != (v))) ? (v) : (a))
+#define MIN_UPD_F(a, v, i, p) ((a) = (((v) < (a)) | ((v) != (v))) ? (v) : (a))
 #define NORM_LINF_UPD_F(a, v, i, p) MAX_UPD_F(a, fabs(v), i, p)
 #define NORM_LNEGINF_UPD_F(a, v, i, p) MIN_UPD_F(a, fabs(v), i, p)
+/* Folding partial results (already transformed) into the acc. */
+#define MAX_FOLD_F MAX_UPD_F
+#define MIN_FOLD_F MIN_UPD_F
+#define NORM_LINF_FOLD_F MAX_UPD_F
+#define NORM_LNEGINF_FOLD_F MIN_UPD_F
 
 /* Argument family: strict comparisons keep the first occurrence. */
 #define ARGMAX_INIT_I(a) ((a).v = INT64_MIN, (a).i = 0)
@@ -280,18 +286,20 @@ static inline double lse_result(lse_acc a) { return (isinf(a.m) || isnan(a.m)) ?
         *(uint64_t *)acc = a;                                                                  \
     }
 
-/* Sum family, floats: pairwise summation over blocks of 128 with 8 lanes each. */
+/* Sum family, floats: pairwise summation over blocks of 128, each block summed in 8 lanes of the
+   transformed value's type (float for a float16 or float32 sum: 16 values per lane; int for the
+   counts), then the block sums join the pairwise tree in double. */
 #define PAIRWISE_BLOCK(OP, T, LD, S)                                               \
     for (; i + 8 <= n; i += 8) {                                                   \
         for (int k = 0; k < 8; k++) {                                              \
-            lane[k] += OP##_TR_F((double)LD(T, p + (i + k) * (S)), param);         \
+            lane[k] += OP##_TR_F(LD(T, p + (i + k) * (S)), param);                 \
         }                                                                          \
     }
 #define SUMF_ROW_F(OP, name, T, LD)                                                             \
     static double pairwise_##OP##_##name(const char *p, int64_t n, int64_t s, double param) {  \
         (void)param;                                                                           \
         if (n <= 128) {                                                                        \
-            double lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                         \
+            __typeof__(OP##_TR_F(LD(T, p), param) + 0) lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};        \
             int64_t i = 0;                                                                     \
             if (s == (int64_t)sizeof(T)) {                                                     \
                 PAIRWISE_BLOCK(OP, T, LD, (int64_t)sizeof(T))                                  \
@@ -299,10 +307,10 @@ static inline double lse_result(lse_acc a) { return (isinf(a.m) || isnan(a.m)) ?
                 PAIRWISE_BLOCK(OP, T, LD, s)                                                   \
             }                                                                                  \
             for (; i < n; i++) {                                                               \
-                lane[0] += OP##_TR_F((double)LD(T, p + i * s), param);                         \
+                lane[0] += OP##_TR_F(LD(T, p + i * s), param);                                 \
             }                                                                                  \
-            return ((lane[0] + lane[1]) + (lane[2] + lane[3])) +                               \
-                   ((lane[4] + lane[5]) + (lane[6] + lane[7]));                                \
+            return ((double)(lane[0] + lane[1]) + (double)(lane[2] + lane[3])) +               \
+                   ((double)(lane[4] + lane[5]) + (double)(lane[6] + lane[7]));                \
         }                                                                                      \
         int64_t half = (n / 2) & ~(int64_t)7;                                                  \
         return pairwise_##OP##_##name(p, half, s, param) +                                     \
@@ -344,9 +352,45 @@ static inline double lse_result(lse_acc a) { return (isinf(a.m) || isnan(a.m)) ?
         }                                                                           \
     }
 
+/* Extremum rows: integers in one chain; floats in 8 independent lanes of the load type, so the
+   selects vectorize, then folded into the acc. */
+#define EXTF_ROW_I(OP, name, T, LD) DEFINE_GENERIC_ROW(OP, name, T, I, LD, EXTF_ACC_I, OP##_UPD_I)
+#define EXT_LANES(OP, T, LD, S)                                                     \
+    for (; i + 8 <= n; i += 8) {                                                    \
+        for (int k = 0; k < 8; k++) {                                               \
+            LT v = LD(T, p + (i + k) * (S));                                        \
+            OP##_UPD_F(lane[k], v, 0, param);                                       \
+        }                                                                           \
+    }
+#define EXTF_ROW_F(OP, name, T, LD)                                                                 \
+    static void row_##OP##_##name(void *acc, const char *p, int64_t n, int64_t s, int64_t base,     \
+                                  double param) {                                                  \
+        (void)base;                                                                                \
+        (void)param;                                                                               \
+        typedef __typeof__(LD(T, p) + 0) LT;                                                       \
+        LT lane[8];                                                                                \
+        for (int k = 0; k < 8; k++) {                                                              \
+            OP##_INIT_F(lane[k]);                                                                  \
+        }                                                                                          \
+        int64_t i = 0;                                                                             \
+        if (s == (int64_t)sizeof(T)) {                                                             \
+            EXT_LANES(OP, T, LD, (int64_t)sizeof(T))                                               \
+        } else {                                                                                   \
+            EXT_LANES(OP, T, LD, s)                                                                \
+        }                                                                                          \
+        double a = *(double *)acc;                                                                 \
+        for (int k = 0; k < 8; k++) {                                                              \
+            OP##_FOLD_F(a, (double)lane[k], 0, param);                                             \
+        }                                                                                          \
+        for (; i < n; i++) {                                                                       \
+            OP##_UPD_F(a, (double)LD(T, p + i * s), 0, param);                                     \
+        }                                                                                          \
+        *(double *)acc = a;                                                                        \
+    }
+
 #define GEN_EXTF(OP, name, T, K, LD, ST, CODE)                                      \
     DEFINE_INIT(OP, name, EXTF_ACC_##K, OP##_INIT_##K)                              \
-    DEFINE_GENERIC_ROW(OP, name, T, K, LD, EXTF_ACC_##K, OP##_UPD_##K)              \
+    EXTF_ROW_##K(OP, name, T, LD)                                                   \
     DEFINE_GENERIC_VEC(OP, name, T, K, LD, EXTF_ACC_##K, OP##_UPD_##K)              \
     STORE_HEAD(OP, name, EXTF_ACC_##K)                                              \
         for (int64_t j = 0; j < c; j++) {                                           \
@@ -697,14 +741,60 @@ static const lines_fn scan_table[TT_NUM_SCAN_OPS][TT_NUM_DTYPES] = {
     ALL_DTYPES(REG_SCAN, SUM) ALL_DTYPES(REG_SCAN, PROD)
 };
 
-/* Softmax, in double: per line the max (NaN wins), the sum of exp(x - max), then the output. */
-#define GEN_SOFTMAX(UNUSED, name, T, K, LD, ST, CODE)                                                   \
+/* Softmax, per line: the max (NaN wins), then e = exp(x - max) and its sum (in double), then the
+   output. Computed in the load type (float for float16 and float32, so expf). float32 and float64
+   keep e in the output and scale it in place; float16, whose output would round e, recomputes it. */
+#define EXP_OF(x) _Generic((x), float: expf, default: exp)(x)
+#define SOFTMAX_LINE(T, LD, ST, LT, XE, OE)                                                   \
+    {                                                                                          \
+        LT m = -INFINITY;                                                                      \
+        double total = 0;                                                                      \
+        for (int64_t k = 0; k < L; k++) {                                                      \
+            LT v = LD(T, xb + k * (XE));                                                       \
+            m = (v > m || v != v) ? v : m;                                                     \
+        }                                                                                      \
+        for (int64_t k = 0; k < L; k++) {                                                      \
+            LT e = EXP_OF((LT)(LD(T, xb + k * (XE)) - m));                                     \
+            total += e;                                                                        \
+            if (keep_e) {                                                                      \
+                ST(T, ob + k * (OE), e);                                                       \
+            }                                                                                  \
+        }                                                                                      \
+        const LT scale = (LT)(log_softmax ? log(total) : 1.0 / total);                         \
+        for (int64_t k = 0; k < L; k++) {                                                      \
+            char *o = ob + k * (OE);                                                           \
+            LT shifted = (LT)(LD(T, xb + k * (XE)) - m);                                       \
+            if (log_softmax) {                                                                 \
+                ST(T, o, shifted - scale);                                                     \
+            } else if (keep_e) {                                                               \
+                ST(T, o, LD(T, o) * scale);                                                    \
+            } else {                                                                           \
+                ST(T, o, EXP_OF(shifted) * scale);                                             \
+            }                                                                                  \
+        }                                                                                      \
+    }
+
+#define GEN_SOFTMAX(UNUSED, name, T, K, LD, ST, CODE)                                          \
     static void softmax_##name(char *out, int64_t ol, int64_t oe, const char *x, int64_t xl,   \
                                int64_t xe, int64_t nl, int64_t L, int log_softmax) {           \
-        double mx[CHUNK], sum[CHUNK];                                                          \
-        const int64_t step = (nl == 1 || xe <= xl) ? 1 : CHUNK;                                \
-        for (int64_t l0 = 0; l0 < nl; l0 += step) {                                            \
-            const int64_t c = nl - l0 < step ? nl - l0 : step;                                 \
+        typedef __typeof__(LD(T, x) + 0) LT;                                                   \
+        const int keep_e = !log_softmax && sizeof(T) == sizeof(LT);                            \
+        if (nl == 1 || xe <= xl) {                       /* one line at a time */              \
+            for (int64_t l = 0; l < nl; l++) {                                                 \
+                const char *xb = x + l * xl;                                                   \
+                char *ob = out + l * ol;                                                       \
+                if (xe == (int64_t)sizeof(T) && oe == (int64_t)sizeof(T)) {                    \
+                    SOFTMAX_LINE(T, LD, ST, LT, (int64_t)sizeof(T), (int64_t)sizeof(T))        \
+                } else {                                                                       \
+                    SOFTMAX_LINE(T, LD, ST, LT, xe, oe)                                        \
+                }                                                                              \
+            }                                                                                  \
+            return;                                                                            \
+        }                                                                                      \
+        LT mx[CHUNK];                                                                          \
+        double sum[CHUNK];                                                                     \
+        for (int64_t l0 = 0; l0 < nl; l0 += CHUNK) {     /* CHUNK lines side by side */        \
+            const int64_t c = nl - l0 < CHUNK ? nl - l0 : CHUNK;                               \
             const char *xb = x + l0 * xl;                                                      \
             char *ob = out + l0 * ol;                                                          \
             for (int64_t j = 0; j < c; j++) {                                                  \
@@ -713,15 +803,17 @@ static const lines_fn scan_table[TT_NUM_SCAN_OPS][TT_NUM_DTYPES] = {
             }                                                                                  \
             for (int64_t k = 0; k < L; k++) {                                                  \
                 for (int64_t j = 0; j < c; j++) {                                              \
-                    double v = (double)LD(T, xb + j * xl + k * xe);                            \
-                    if (v > mx[j] || isnan(v)) {                                               \
-                        mx[j] = isnan(mx[j]) ? mx[j] : v;                                      \
-                    }                                                                          \
+                    LT v = LD(T, xb + j * xl + k * xe);                                        \
+                    mx[j] = (v > mx[j] || v != v) ? v : mx[j];                                 \
                 }                                                                              \
             }                                                                                  \
             for (int64_t k = 0; k < L; k++) {                                                  \
                 for (int64_t j = 0; j < c; j++) {                                              \
-                    sum[j] += exp((double)LD(T, xb + j * xl + k * xe) - mx[j]);                \
+                    LT e = EXP_OF((LT)(LD(T, xb + j * xl + k * xe) - mx[j]));                  \
+                    sum[j] += e;                                                               \
+                    if (keep_e) {                                                              \
+                        ST(T, ob + j * ol + k * oe, e);                                        \
+                    }                                                                          \
                 }                                                                              \
             }                                                                                  \
             for (int64_t j = 0; j < c; j++) {                                                  \
@@ -729,8 +821,15 @@ static const lines_fn scan_table[TT_NUM_SCAN_OPS][TT_NUM_DTYPES] = {
             }                                                                                  \
             for (int64_t k = 0; k < L; k++) {                                                  \
                 for (int64_t j = 0; j < c; j++) {                                              \
-                    double v = (double)LD(T, xb + j * xl + k * xe) - mx[j];                    \
-                    ST(T, ob + j * ol + k * oe, log_softmax ? v - sum[j] : exp(v) * sum[j]);   \
+                    char *o = ob + j * ol + k * oe;                                            \
+                    LT shifted = (LT)(LD(T, xb + j * xl + k * xe) - mx[j]);                    \
+                    if (log_softmax) {                                                         \
+                        ST(T, o, shifted - (LT)sum[j]);                                        \
+                    } else if (keep_e) {                                                       \
+                        ST(T, o, LD(T, o) * (LT)sum[j]);                                       \
+                    } else {                                                                   \
+                        ST(T, o, EXP_OF(shifted) * (LT)sum[j]);                                \
+                    }                                                                          \
                 }                                                                              \
             }                                                                                  \
         }                                                                                      \
