@@ -486,13 +486,15 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: Any = None, *, d
 def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: Any = None, *, dtype: Any = None,
                 axis: Any = None, keepdims: Any = None) -> Any:
     """The matrix norm over the two dimensions ``dim``: ``'fro'`` (Frobenius), 1 / -1 (max / min
-    column sum of ``|A|``), ``inf`` / ``-inf`` (max / min row sum). The norms that need singular
-    values (2, -2, ``'nuc'``) are not supported (ValueError).
+    column sum of ``|A|``), ``inf`` / ``-inf`` (max / min row sum), 2 / -2 (largest / smallest
+    singular value) and ``'nuc'`` (sum of the singular values).
 
     >>> import t_tensor as tt
     >>> A = tt.tensor([[1.0, -2.0], [3.0, 4.0]])
     >>> tt.matrix_norm(A, 1).item(), tt.matrix_norm(A, float("inf")).item(), tt.matrix_norm(A).item()
     (6.0, 7.0, 5.4772257804870605)
+    >>> tt.matrix_norm(tt.tensor([[3.0, 0.0], [0.0, -4.0]]), 2).item()
+    4.0
     """
     fn = "matrix_norm"
     x = _tensor(A, fn)
@@ -505,15 +507,11 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: Any = No
     d0, d1 = (S.normalize_dim(d, len(x._shape), fn=fn) for d in dim)
     if d0 == d1:
         raise RuntimeError(f"{fn}: dims must be different. Got ({d0}, {d1})")
-    if isinstance(ord, str):
-        if ord == "fro":
-            return vector_norm(x, 2, (d0, d1), keep, dtype=dtype)
-        if ord == "nuc":
-            raise ValueError(f"{fn}: ord 'nuc' needs singular values, which are not supported")
-        raise RuntimeError(f"{fn}: Order {ord} not supported.")
-    if ord in (2, -2):
-        raise ValueError(f"{fn}: ord {ord} needs singular values, which are not supported")
-    if ord not in (1, -1, _INF, -_INF):
+    if isinstance(ord, str) and ord == "fro":
+        return vector_norm(x, 2, (d0, d1), keep, dtype=dtype)
+    if ord == "nuc" or (not isinstance(ord, str) and ord in (2, -2)):
+        return _spectral_norm(x, ord, d0, d1, keep, dtype)
+    if isinstance(ord, str) or ord not in (1, -1, _INF, -_INF):
         raise RuntimeError(f"{fn}: Order {ord} not supported.")
     summed, across = (d0, d1) if abs(ord) == 1 else (d1, d0)   # 1: column sums, inf: row sums
     sums = vector_norm(x, 1, summed, True, dtype=dtype)
@@ -528,9 +526,54 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: Any = No
     return extreme.reshape(tuple(n for d, n in enumerate(extreme._shape) if d not in (d0, d1)))
 
 
+def _singular_values(x: TensorImpl, d0: int, d1: int, fn: str) -> Any:
+    """The singular values of the matrices over dims (d0, d1), descending, as a tensor of shape
+    (other dims..., min(m, n)); one C call (one-sided Jacobi) for the whole batch."""
+    rest = [d for d in range(len(x._shape)) if d not in (d0, d1)]
+    m, n = x._shape[d0], x._shape[d1]
+    batch_shape = tuple(x._shape[d] for d in rest)
+    batch = math.prod(batch_shape)
+    matrices = x.permute(*rest, d0, d1).reshape(batch, m, n)
+    k = _builtin_min(m, n)
+    values = type(x)._empty(batch_shape + (k,), x._dtype, fn)
+    status = lib.tt_singular_values(batch, m, n, matrices.data_ptr(), matrices._strides, x._dtype.code,
+                                    values.data_ptr(), (k, 1))
+    check(status, fn)
+    return values
+
+
+def _spectral_norm(x: TensorImpl, ord: Any, d0: int, d1: int, keep: bool, dtype: Any) -> Any:
+    """ord 2 (largest singular value), -2 (smallest) or 'nuc' (their sum) over dims (d0, d1)."""
+    fn = "matrix_norm"
+    target = _dtype_arg(dtype, fn)
+    x = x if target is None else x.to(target)
+    if x._dtype is dtypes.float16:
+        raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got {x._dtype.name}")
+    if not x._dtype.is_floating_point:
+        raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got {x._dtype.name}")
+    values = _singular_values(x, d0, d1, fn)
+    if any(values.isnan()).item():
+        raise RuntimeError(f"{fn}: The algorithm failed to converge because the input matrix contained "
+                           "non-finite values.")
+    if ord == "nuc":
+        result = sum(values, -1)
+    elif ord == -2:
+        result = amin(values, -1)
+    elif values._shape[-1] == 0:                         # the largest of no singular values is 0, as torch
+        from t_tensor.creation import zeros
+
+        result = zeros(values._shape[:-1], dtype=values._dtype)
+    else:
+        result = amax(values, -1)
+    if keep:
+        return result.reshape(tuple(1 if d in (d0, d1) else n for d, n in enumerate(x._shape)))
+    return result
+
+
 def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: Any = False, dtype: Any = None) -> Any:
     """PyTorch's ``torch.norm``: ``'fro'`` is the 2-norm over ``dim`` (all dimensions by default),
-    a number ``p`` the vector p-norm (see :func:`vector_norm`); ``'nuc'`` is not supported.
+    a number ``p`` the vector p-norm (see :func:`vector_norm`), ``'nuc'`` the nuclear norm of the
+    matrices over ``dim`` (the last two by default).
 
     >>> import t_tensor as tt
     >>> tt.norm(tt.tensor([[3.0, 4.0]])).item(), tt.norm(tt.tensor([[3.0, 4.0]]), p=1, dim=1).tolist()

@@ -356,7 +356,7 @@ def test_norm_matches_torch(p, case):
     run(case, tt.float32, lambda x: x.norm(p, case["dim"], case["keepdim"]))
 
 
-@pytest.mark.parametrize("ord", ["fro", 1, -1, INF, -INF])
+@pytest.mark.parametrize("ord", ["fro", 1, -1, INF, -INF, 2, -2, "nuc"])
 @pytest.mark.parametrize("dtype", [tt.float32, tt.float64], ids=["float32", "float64"])
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(case=cases(min_ndim=2, dims="tuple"), pair=st.sampled_from([(-2, -1), (0, 1), (1, 0), (-1, 0)]))
@@ -371,10 +371,17 @@ def test_matrix_norm_matches_torch(ord, dtype, case, pair):
     run(case, dtype, fn, n=n)
 
 
-@pytest.mark.parametrize("ord", [2, -2, "nuc"])
-def test_matrix_norms_needing_singular_values_are_refused(ord):
-    with pytest.raises(ValueError, match="matrix_norm: ord"):
-        tt.matrix_norm(tt.ones(2, 2), ord)
+@pytest.mark.parametrize("shape", [(6, 3), (3, 6), (5, 5), (1, 7), (2, 3, 4, 2)])
+def test_spectral_norms_of_larger_matrices(shape):
+    """Singular values by one-sided Jacobi: 2, -2 and nuclear norms against torch's SVD."""
+    data = np.random.default_rng(sum(shape)).standard_normal(shape)
+    for ord in (2, -2, "nuc"):
+        helper_test_op([data], lambda t, ord=ord: (
+            tt.matrix_norm if isinstance(t, tt.Tensor) else torch.linalg.matrix_norm)(t, ord), ref="torch",
+            rtol=1e-10, atol=1e-10)
+    rank_one = np.outer(np.arange(1.0, 5.0), np.arange(1.0, 4.0))
+    helper_test_op([rank_one], lambda t: (tt.matrix_norm if isinstance(t, tt.Tensor) else torch.linalg.matrix_norm)(
+        t, "nuc"), ref="torch", rtol=1e-10, atol=1e-10)
 
 
 # ---------------------------------------------------------------------- scans
@@ -550,6 +557,14 @@ ERRORS = [
     ("matrix_norm-bad-ord", [_f32()],
      lambda x: (tt.matrix_norm if isinstance(x, tt.Tensor) else torch.linalg.matrix_norm)(x, 3), RuntimeError,
      "matrix_norm: Order 3 not supported"),
+    ("matrix_norm-2-half", [np.ones((2, 2), np.float16)],
+     lambda x: (tt.matrix_norm if isinstance(x, tt.Tensor) else torch.linalg.matrix_norm)(x, 2), RuntimeError,
+     "matrix_norm: Low precision dtypes not supported"),
+    ("matrix_norm-nuc-nan", [np.array([[1.0, np.nan], [2.0, 3.0]])],
+     lambda x: (tt.matrix_norm if isinstance(x, tt.Tensor) else torch.linalg.matrix_norm)(x, "nuc"), RuntimeError,
+     "matrix_norm: The algorithm failed to converge"),
+    ("norm-nuc-1d", [np.ones(3, np.float32)], lambda x: x.norm("nuc"), RuntimeError,
+     "matrix_norm: The input tensor A must have at least 2 dimensions"),
     ("var-both-corrections", [_f32()], lambda x: x.var(0, True, correction=1), TypeError, "var: give either"),
     ("sum-not-a-tensor", [_f32()], lambda x: (tt.sum if isinstance(x, tt.Tensor) else torch.sum)([1, 2]),
      TypeError, "sum: expected a Tensor"),

@@ -26,6 +26,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "half.h"
@@ -921,4 +922,129 @@ tt_status tt_softmax(int log_softmax, int ndim, const int64_t *shape,
     }
     return run_lines(softmax_table[log_softmax != 0][dtype], ndim, shape, x, x_strides, dtype, dim, out,
                      out_strides, dtype);
+}
+
+/* ------------------------------------------------------------------ singular values */
+
+static double load_float(const char *p, int dtype) {
+    switch (dtype) {
+        case TT_FLOAT16:
+            return tt_half_to_float(*(const uint16_t *)p);
+        case TT_FLOAT32:
+            return *(const float *)p;
+        default:
+            return *(const double *)p;
+    }
+}
+
+static void store_float(char *p, int dtype, double v) {
+    switch (dtype) {
+        case TT_FLOAT16:
+            *(uint16_t *)p = tt_float_to_half((float)v);
+            break;
+        case TT_FLOAT32:
+            *(float *)p = (float)v;
+            break;
+        default:
+            *(double *)p = v;
+    }
+}
+
+/* Orthogonalize the c columns (r values each, column-major in w) by Jacobi rotations; then
+   sv[k] = the norm of column k, sorted descending. */
+static void jacobi_singular_values(double *w, int64_t r, int64_t c, double *sv) {
+    const double eps = 1e-15;
+    for (int sweep = 0; sweep < 80; sweep++) {
+        int rotated = 0;
+        for (int64_t p = 0; p + 1 < c; p++) {
+            for (int64_t q = p + 1; q < c; q++) {
+                double *wp = w + p * r, *wq = w + q * r;
+                double alpha = 0, beta = 0, gamma = 0;
+                for (int64_t i = 0; i < r; i++) {
+                    alpha += wp[i] * wp[i];
+                    beta += wq[i] * wq[i];
+                    gamma += wp[i] * wq[i];
+                }
+                if (gamma == 0 || fabs(gamma) <= eps * sqrt(alpha * beta)) {
+                    continue;
+                }
+                rotated = 1;
+                double zeta = (beta - alpha) / (2 * gamma);
+                double t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1 + zeta * zeta));
+                double cs = 1 / sqrt(1 + t * t), sn = cs * t;
+                for (int64_t i = 0; i < r; i++) {
+                    double a = wp[i], b = wq[i];
+                    wp[i] = cs * a - sn * b;
+                    wq[i] = sn * a + cs * b;
+                }
+            }
+        }
+        if (!rotated) {
+            break;
+        }
+    }
+    for (int64_t k = 0; k < c; k++) {
+        double norm = 0;
+        for (int64_t i = 0; i < r; i++) {
+            norm += w[k * r + i] * w[k * r + i];
+        }
+        sv[k] = sqrt(norm);
+    }
+    for (int64_t i = 1; i < c; i++) {                  /* insertion sort, descending */
+        double v = sv[i];
+        int64_t j = i;
+        for (; j > 0 && sv[j - 1] < v; j--) {
+            sv[j] = sv[j - 1];
+        }
+        sv[j] = v;
+    }
+}
+
+tt_status tt_singular_values(int64_t batch, int64_t m, int64_t n,
+                             uintptr_t x, const int64_t *x_strides, int dtype,
+                             uintptr_t out, const int64_t *out_strides) {
+    if (dtype != TT_FLOAT16 && dtype != TT_FLOAT32 && dtype != TT_FLOAT64) {
+        return TT_ERR_UNSUPPORTED_DTYPE;
+    }
+    if (batch < 0 || m < 0 || n < 0) {
+        return TT_ERR_INVALID_ARG;
+    }
+    const int64_t r = m > n ? m : n, c = m > n ? n : m;
+    if (batch == 0 || c == 0) {
+        return TT_OK;
+    }
+    if (x == 0 || out == 0) {
+        return TT_ERR_INVALID_ARG;
+    }
+    int64_t cells;
+    if (__builtin_mul_overflow(r, c + 1, &cells) || (uint64_t)cells > SIZE_MAX / sizeof(double)) {
+        return TT_ERR_OVERFLOW;
+    }
+    double *w = malloc((size_t)cells * sizeof(double));
+    if (w == NULL) {
+        return TT_ERR_NOMEM;
+    }
+    double *sv = w + r * c;
+    const int64_t isz = (int64_t)tt_dtype_itemsize(dtype);
+    for (int64_t b = 0; b < batch; b++) {
+        const char *xb = (const char *)x + b * x_strides[0] * isz;
+        int finite = 1;
+        /* Columns of the work matrix are A's columns when m >= n, else A's rows (A^T). */
+        for (int64_t k = 0; k < c; k++) {
+            for (int64_t i = 0; i < r; i++) {
+                int64_t row = m >= n ? i : k, col = m >= n ? k : i;
+                double v = load_float(xb + (row * x_strides[1] + col * x_strides[2]) * isz, dtype);
+                finite &= isfinite(v) != 0;
+                w[k * r + i] = v;
+            }
+        }
+        if (finite) {
+            jacobi_singular_values(w, r, c, sv);
+        }
+        for (int64_t k = 0; k < c; k++) {
+            store_float((char *)out + (b * out_strides[0] + k * out_strides[1]) * isz, dtype, finite ? sv[k] : NAN);
+        }
+    }
+    free(w);
+    return TT_OK;
 }

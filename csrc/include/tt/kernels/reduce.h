@@ -61,3 +61,14 @@ tt_status tt_scan(int op, int ndim, const int64_t *shape,
 tt_status tt_softmax(int log, int ndim, const int64_t *shape,
                      uintptr_t x, const int64_t *x_strides, int dtype, int dim,
                      uintptr_t out, const int64_t *out_strides);
+
+/* Singular values of each of `batch` matrices of m rows and n columns: matrix b, element (i, j)
+   of x is at x_strides[0]*b + x_strides[1]*i + x_strides[2]*j (elements). out gets min(m, n)
+   values per matrix in descending order, value k of matrix b at out_strides[0]*b +
+   out_strides[1]*k. One-sided Jacobi (Hestenes) in double: columns are rotated pairwise until
+   all are orthogonal (at most 80 sweeps); the values are then the column norms. A matrix holding
+   NaN or inf gets NaN values. Floats only; out has the input dtype. Returns TT_ERR_NOMEM if the
+   max(m, n) x min(m, n) work matrix cannot be allocated. Borrows everything. */
+tt_status tt_singular_values(int64_t batch, int64_t m, int64_t n,
+                             uintptr_t x, const int64_t *x_strides, int dtype,
+                             uintptr_t out, const int64_t *out_strides);
