@@ -641,6 +641,9 @@ tt_status tt_reduce(int op, int ndim, const int64_t *shape,
     }
     if (empty_reduction) {
         count = 0;
+        for (int i = 0; i < kept.n; i++) {
+            kept.stride[0][i] = 0;                      /* x is never read (and may be NULL) */
+        }
     }
     if (out == 0 || (count > 0 && x == 0)) {
         return TT_ERR_INVALID_ARG;
