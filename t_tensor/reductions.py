@@ -42,7 +42,7 @@ __all__ = [
     "norm", "vector_norm", "matrix_norm", "softmax", "log_softmax", "ValuesIndices",
 ]
 
-_builtin_max, _builtin_min, _builtin_sum = builtins.max, builtins.min, builtins.sum
+_builtin_min = builtins.min
 _INF = math.inf
 
 
@@ -93,15 +93,24 @@ def _run(fn: str, op: int, x: TensorImpl, dims: tuple[int, ...], keepdim: bool, 
          param: float = 0.0, values_dtype: DType | None = None) -> Any:
     """One call of tt_reduce; returns the result (and the values tensor for arg-reductions)."""
     shape = x._shape
-    reduced = set(dims)
-    kept_shape = tuple(1 if d in reduced else n for d, n in enumerate(shape))
-    result_shape = kept_shape if keepdim else tuple(n for d, n in enumerate(shape) if d not in reduced)
-    out_strides = tuple(
-        0 if d in reduced else s for d, s in enumerate(S.contiguous_strides_of_valid_shape(kept_shape))
-    )
+    mask = 0
+    for d in dims:
+        mask |= 1 << d
+    out_strides = [0] * len(shape)      # contiguous over the kept dims, 0 on the reduced ones
+    result_shape = []
+    step = 1
+    for d in range(len(shape) - 1, -1, -1):
+        if mask >> d & 1:
+            if keepdim:
+                result_shape.append(1)
+        else:
+            out_strides[d] = step
+            step *= shape[d]
+            result_shape.append(shape[d])
+    result_shape = tuple(reversed(result_shape))
+    out_strides = tuple(out_strides)
     result = type(x)._empty(result_shape, out_dtype, fn)
     values = type(x)._empty(result_shape, values_dtype, fn) if values_dtype is not None else None
-    mask = _builtin_sum(1 << d for d in reduced)
     status = lib.tt_reduce(
         op, len(shape), shape, x.data_ptr(), x._strides, x._dtype.code, mask, float(param),
         result.data_ptr(), out_strides, 0 if values is None else values.data_ptr(), out_strides,
