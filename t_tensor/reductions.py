@@ -44,6 +44,7 @@ __all__ = [
 
 _builtin_min = builtins.min
 _INF = math.inf
+_MAX_DIMS = lib.tt_max_dims()
 
 
 class ValuesIndices(NamedTuple):
@@ -85,6 +86,12 @@ def _reduced_dims(x: TensorImpl, dim: Any, fn: str) -> tuple[int, ...]:
     return () if ndim == 0 else tuple(sorted(dims))
 
 
+def _checked_shape(x: TensorImpl, fn: str) -> tuple[int, ...]:
+    if len(x._shape) > _MAX_DIMS:
+        raise RuntimeError(f"{fn}: tensors with more than {_MAX_DIMS} dimensions are not supported")
+    return x._shape
+
+
 def _dtype_arg(dtype: Any, fn: str) -> DType | None:
     return None if dtype is None else dtypes.as_dtype(dtype, fn=fn)
 
@@ -92,7 +99,7 @@ def _dtype_arg(dtype: Any, fn: str) -> DType | None:
 def _run(fn: str, op: int, x: TensorImpl, dims: tuple[int, ...], keepdim: bool, out_dtype: DType,
          param: float = 0.0, values_dtype: DType | None = None) -> Any:
     """One call of tt_reduce; returns the result (and the values tensor for arg-reductions)."""
-    shape = x._shape
+    shape = _checked_shape(x, fn)
     mask = 0
     for d in dims:
         mask |= 1 << d
@@ -117,11 +124,6 @@ def _run(fn: str, op: int, x: TensorImpl, dims: tuple[int, ...], keepdim: bool, 
     )
     check(status, fn)
     return result if values is None else (values, result)
-
-
-def _require_float(x: TensorImpl, fn: str, message: str) -> None:
-    if not x._dtype.is_floating_point:
-        raise RuntimeError(f"{fn}: {message}. Got {x._dtype.name}")
 
 
 def _check_nonempty(x: TensorImpl, dims: tuple[int, ...], all_dims: bool, fn: str) -> None:
@@ -615,7 +617,7 @@ def _scan(fn: str, op: int, x: TensorImpl, dim: int, dtype: Any, out: TensorImpl
         return _scan(fn, op, x, dim, None).to(target)
     d = S.normalize_dim(dim, len(x._shape), fn=fn)
     result = type(x)._empty(x._shape, kernel_dtype, fn) if out is None else out
-    shape, x_strides, out_strides = x._shape, x._strides, result._strides
+    shape, x_strides, out_strides = _checked_shape(x, fn), x._strides, result._strides
     if not shape:                                        # a 0-d tensor: one line of one element
         shape, x_strides, out_strides, d = (1,), (0,), (0,), 0
     status = lib.tt_scan(op, len(shape), shape, x.data_ptr(), x_strides, x._dtype.code, d, result.data_ptr(),
@@ -697,7 +699,7 @@ def _softmax(fn: str, log: bool, input: Any, dim: Any, dtype: Any) -> Any:
         raise NotImplementedError(f"{fn}: not implemented for {x._dtype.name} tensors")
     d = S.normalize_dim(dim, len(x._shape), fn=fn)
     result = type(x)._empty(x._shape, x._dtype, fn)
-    shape, x_strides, out_strides = x._shape, x._strides, result._strides
+    shape, x_strides, out_strides = _checked_shape(x, fn), x._strides, result._strides
     if not shape:
         shape, x_strides, out_strides, d = (1,), (0,), (0,), 0
     status = lib.tt_softmax(int(log), len(shape), shape, x.data_ptr(), x_strides, x._dtype.code, d,

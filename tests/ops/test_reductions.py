@@ -574,3 +574,11 @@ ERRORS = [
 @pytest.mark.parametrize("inputs, fn, exception, match", [e[1:] for e in ERRORS], ids=[e[0] for e in ERRORS])
 def test_errors_match_torch(inputs, fn, exception, match):
     helper_test_exception(inputs, fn, exception=exception, match=match)
+
+
+@pytest.mark.parametrize("call", [lambda x: x.sum(), lambda x: x.max(0), lambda x: x.cumsum(0), lambda x: x.softmax(0)],
+                         ids=["sum", "max", "cumsum", "softmax"])
+def test_more_than_64_dims_is_a_clear_error(call):
+    x = tt.ones(1).reshape(*([1] * 65))
+    with pytest.raises(RuntimeError, match="more than 64 dimensions"):
+        call(x)
