@@ -27,7 +27,7 @@ ALL_DTYPES = list(TORCH_DTYPES)
 FLOAT_DTYPES = [tt.float16, tt.float32, tt.float64]
 NON_BOOL = [d for d in ALL_DTYPES if d is not tt.bool]
 EPS = {tt.float16: 1e-3, tt.float32: 1.2e-7, tt.float64: 2.3e-16}
-EXAMPLES = 12
+EXAMPLES = 20
 INF = math.inf
 
 
