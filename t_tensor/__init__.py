@@ -276,6 +276,36 @@ from t_tensor.random import (
     set_rng_state,
 )
 
+# reductions
+from t_tensor.reductions import (
+    ValuesIndices,
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    count_nonzero,
+    cumprod,
+    cumsum,
+    cumulative_sum,
+    log_softmax,
+    logsumexp,
+    matrix_norm,
+    max,
+    mean,
+    min,
+    nanmean,
+    nansum,
+    norm,
+    prod,
+    softmax,
+    std,
+    sum,
+    var,
+    vector_norm,
+)
+
 # sorting
 from t_tensor.sorting import (
     KthvalueResult,
@@ -442,6 +472,10 @@ __all__ = [
     "take", "take_along_dim", "take_along_axis", "nonzero", "argwhere", "masked_fill", "masked_select", "one_hot",
     # linalg
     "matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "vecdot", "tensordot", "einsum", "trace",
+    # reductions
+    "sum", "nansum", "mean", "nanmean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
+    "any", "all", "logsumexp", "count_nonzero", "cumsum", "cumprod", "cumulative_sum", "norm", "vector_norm",
+    "matrix_norm", "softmax", "log_softmax", "ValuesIndices",
     # interop
     "from_numpy",
     "from_dlpack",

@@ -24,6 +24,7 @@ from t_tensor.interop import array_interface, to_dlpack_capsule
 from t_tensor.linalg import LinalgOps
 from t_tensor.manipulation import ManipulationOps
 from t_tensor.printing import tensor_repr
+from t_tensor.reductions import ReductionOps
 from t_tensor.sorting import SortingOps
 from t_tensor.tensor_impl import TensorImpl
 from t_tensor.views import ViewOps
@@ -88,7 +89,7 @@ def _python_scalar(value: Any, fn: str) -> bool | int | float:
     raise TypeError(f"{fn}: expected a number, got {type(value).__name__}")
 
 
-class Tensor(ViewOps, ElementwiseOps, ManipulationOps, SortingOps, IndexingOps, LinalgOps, TensorImpl):
+class Tensor(ViewOps, ElementwiseOps, ManipulationOps, SortingOps, IndexingOps, LinalgOps, ReductionOps, TensorImpl):
     """An n-dimensional array of one dtype over reference-counted storage.
 
     Make tensors with :func:`t_tensor.tensor`, :func:`t_tensor.zeros`, :func:`t_tensor.from_numpy`

@@ -33,6 +33,7 @@ MODULES = [
     "t_tensor.nn.functional",
     "t_tensor.indexing",
     "t_tensor.linalg",
+    "t_tensor.reductions",
     "t_tensor.creation",
     "t_tensor.memory",
     "t_tensor.interop",
