@@ -13,7 +13,7 @@ here explicitly.
 """
 
 # array API standard
-from t_tensor import nn  # convolution: tt.nn.functional
+from t_tensor import linalg, nn  # the tt.linalg namespace; tt.nn.functional (convolution)
 from t_tensor.array_api import (
     __array_api_version__,
     __array_namespace_info__,
@@ -207,7 +207,6 @@ from t_tensor.linalg import (
     mv,
     outer,
     tensordot,
-    trace,
     vdot,
     vecdot,
 )
@@ -302,6 +301,7 @@ from t_tensor.reductions import (
     softmax,
     std,
     sum,
+    trace,
     var,
     vector_norm,
 )
@@ -471,11 +471,11 @@ __all__ = [
     "gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add", "index_fill", "index_put",
     "take", "take_along_dim", "take_along_axis", "nonzero", "argwhere", "masked_fill", "masked_select", "one_hot",
     # linalg
-    "matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "vecdot", "tensordot", "einsum", "trace",
+    "linalg", "matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "vecdot", "tensordot", "einsum",
     # reductions
     "sum", "nansum", "mean", "nanmean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
     "any", "all", "logsumexp", "count_nonzero", "cumsum", "cumprod", "cumulative_sum", "norm", "vector_norm",
-    "matrix_norm", "softmax", "log_softmax", "ValuesIndices",
+    "matrix_norm", "softmax", "log_softmax", "trace", "ValuesIndices",
     # interop
     "from_numpy",
     "from_dlpack",

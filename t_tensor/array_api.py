@@ -250,9 +250,9 @@ class ArrayNamespaceInfo:
         return "t_tensor.__array_namespace_info__()"
 
     def capabilities(self) -> dict[str, bool]:
-        """Optional features: data-dependent output shapes (``nonzero``, ``unique_*``) are supported;
-        indexing with a boolean mask (``x[mask]``) is not."""
-        return {"boolean indexing": False, "data-dependent shapes": True}
+        """Optional features: both are supported, data-dependent output shapes (``nonzero``,
+        ``unique_*``) and indexing with a boolean mask (``x[mask]``)."""
+        return {"boolean indexing": True, "data-dependent shapes": True}
 
     def default_device(self) -> str:
         """The device new tensors are made on: ``'cpu'``."""

@@ -24,12 +24,11 @@ This module is also the ``t_tensor.linalg`` namespace (``tt.linalg.matmul``, ``t
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from t_tensor import dtypes
+from t_tensor import dtypes, manipulation, reductions
 from t_tensor import strides as S
 from t_tensor._capi import check, lib
 from t_tensor.elementwise import binary
@@ -37,7 +36,7 @@ from t_tensor.tensor_impl import TensorImpl
 
 __all__ = [
     "matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "vecdot", "tensordot", "einsum",
-    "trace", "matrix_transpose",
+    "matrix_transpose",
 ]  # fmt: skip
 
 
@@ -100,23 +99,6 @@ def _finish(fn: str, result: Any, out: Any) -> Any:
     if out._shape != result._shape:
         raise RuntimeError(f"{fn}: out has shape {list(out._shape)}, but the result has shape {list(result._shape)}")
     return out.copy_(result)
-
-
-def _sum(x: Any, dims: Sequence[int], keepdim: bool, fn: str) -> Any:
-    """``x`` summed over ``dims`` (non-negative, distinct) with PyTorch's sum dtypes (bool and integers
-    give int64), as a matrix-vector product against a stride-0 vector of ones."""
-    dtype = x._dtype if x._dtype.is_floating_point else dtypes.int64
-    x = x.to(dtype)
-    keep = [d for d in range(x.ndim) if d not in dims]
-    rows = math.prod(x._shape[d] for d in keep)
-    length = math.prod(x._shape[d] for d in dims)
-    matrix = x.permute(*keep, *dims).reshape(rows, length) if x.ndim else x.reshape(1, 1)
-    one = type(x)._empty((1,), dtype, fn)._fill_unchecked(1)
-    if keepdim:
-        shape = tuple(1 if d in dims else s for d, s in enumerate(x._shape))
-    else:
-        shape = tuple(x._shape[d] for d in keep)
-    return _gemm(matrix, matrix._strides, one, (0, 0), (), rows, 1, length, shape, fn)
 
 
 # ---------------------------------------------------------------------- matrix products
@@ -408,22 +390,6 @@ def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None, *, axes: Any = Non
 # ---------------------------------------------------------------------- trace, transpose
 
 
-def trace(input: Any) -> Any:
-    """Sum of the main diagonal of a 2-D tensor (integers and bool sum in int64, as PyTorch).
-
-    >>> import t_tensor as tt
-    >>> tt.trace(tt.arange(9).view(3, 3)).item()
-    12
-    """
-    input = _tensor(input, "trace", "input")
-    if input.ndim != 2:
-        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
-    if input._dtype is dtypes.bool:
-        raise TypeError("trace: not implemented for bool tensors")
-    diagonal = input._view((min(input._shape),), (sum(input._strides),), input._offset)
-    return _sum(diagonal, [0], False, "trace")
-
-
 def matrix_transpose(x: Any, /) -> Any:
     """The last two dims swapped (a view; the array API's name for ``x.mT``).
 
@@ -435,6 +401,107 @@ def matrix_transpose(x: Any, /) -> Any:
     if x.ndim < 2:
         raise RuntimeError(f"matrix_transpose: expected a tensor with at least 2 dimensions, got {x.ndim}-D")
     return x.transpose(-2, -1)
+
+
+# ---------------------------------------------------------------------- the tt.linalg namespace
+# ``tt.linalg`` is this module. Besides the products above it holds the array API's linalg extension
+# functions that issue 3 provides (the norms come from the reductions family); these follow
+# ``torch.linalg`` / the standard, which differ from the top-level functions of the same name:
+# ``tt.linalg.diagonal`` takes the last two dims (``tt.diagonal`` the first two), ``tt.linalg.trace``
+# is batched with ``offset=`` (``tt.trace`` takes matrices only). Factorizations and solvers (inv,
+# solve, qr, svd, ...) are not provided yet.
+
+vector_norm = reductions.vector_norm
+matrix_norm = reductions.matrix_norm
+
+
+def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+    """``torch.linalg.norm``: a vector norm over one dim (or of a 1-D input), a matrix norm over two
+    dims (or of a 2-D input); with ``ord=None`` the 2-norm of everything flattened.
+
+    >>> import t_tensor as tt
+    >>> x = tt.tensor([[3.0, 4.0], [0.0, 0.0]])
+    >>> tt.linalg.norm(x).item(), tt.linalg.norm(x, 1).item(), tt.linalg.norm(x, dim=1).tolist()
+    (5.0, 4.0, [5.0, 0.0])
+    """
+    fn = "linalg.norm"
+    A = _tensor(A, fn, "A")
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is None:
+        if ord is None:
+            return vector_norm(A, 2, None, keepdim, dtype=dtype)
+        if A.ndim not in (1, 2):
+            raise RuntimeError(f"{fn}: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.ndim}D.")
+        dim = tuple(range(A.ndim))
+    dim = tuple(dim)
+    if len(dim) == 1:
+        return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    if len(dim) == 2:
+        return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+    raise RuntimeError(f"{fn}: If dim is specified, it must be of length 1 or 2. Got {list(dim)}")
+
+
+def svdvals(A: Any, /) -> Any:
+    """The singular values of the matrices in the last two dims, descending (one-sided Jacobi in C).
+
+    >>> import t_tensor as tt
+    >>> tt.linalg.svdvals(tt.tensor([[3.0, 0.0], [0.0, -4.0]])).tolist()
+    [4.0, 3.0]
+    """
+    fn = "linalg.svdvals"
+    A = _tensor(A, fn, "A")
+    if A.ndim < 2:
+        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
+    if A._dtype not in (dtypes.float32, dtypes.float64):
+        raise RuntimeError(f"{fn}: Expected a float32 or float64 tensor, got {A._dtype.name}")
+    return reductions.singular_values(A, A.ndim - 2, A.ndim - 1, fn)
+
+
+def diagonal(A: Any, /, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:
+    """The diagonal of the matrices in the last two dims (``torch.linalg.diagonal``), a view.
+
+    >>> import t_tensor as tt
+    >>> tt.linalg.diagonal(tt.arange(8).view(2, 2, 2)).tolist()
+    [[0, 3], [4, 7]]
+    """
+    return manipulation.diagonal(_tensor(A, "linalg.diagonal", "A"), offset, dim1, dim2)
+
+
+def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
+    """The array API's ``linalg.trace``: the sum of each matrix's diagonal (``offset`` above or below
+    the main one) over the last two dims, batched; integers sum in int64.
+
+    >>> import t_tensor as tt
+    >>> tt.linalg.trace(tt.arange(8).view(2, 2, 2)).tolist(), tt.linalg.trace(tt.eye(3), offset=1).item()
+    ([3, 11], 0.0)
+    """
+    x = _tensor(x, "linalg.trace", "x")
+    if x.ndim < 2:
+        raise RuntimeError(f"linalg.trace: expected a tensor with at least 2 dimensions, got {x.ndim}-D")
+    return reductions.sum(manipulation.diagonal(x, offset, -2, -1), -1, dtype=dtype)
+
+
+def cross(x1: Any, x2: Any, /, *, dim: int | None = None, axis: int = -1) -> Any:
+    """The cross product of 3-vectors along ``axis`` (``dim=`` as ``torch.linalg.cross``), broadcast.
+
+    >>> import t_tensor as tt
+    >>> tt.linalg.cross(tt.tensor([1.0, 0.0, 0.0]), tt.tensor([0.0, 1.0, 0.0])).tolist()
+    [0.0, 0.0, 1.0]
+    """
+    fn = "linalg.cross"
+    a, b = _tensor(x1, fn, "x1"), _tensor(x2, fn, "x2")
+    if a.ndim != b.ndim:
+        raise RuntimeError(f"{fn}: inputs must have the same number of dimensions, got {a.ndim} and {b.ndim}")
+    axis = axis if dim is None else dim
+    a, b = manipulation.broadcast_arrays(a, b) if a._shape != b._shape else (a, b)
+    d = S.normalize_dim(axis, a.ndim, fn=fn)
+    if a._shape[d] != 3:
+        raise RuntimeError(f"{fn}: inputs dimension {axis} must have length 3, got {a._shape[d]}")
+    a0, a1, a2 = (a.select(d, i) for i in range(3))
+    b0, b1, b2 = (b.select(d, i) for i in range(3))
+    parts = [a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0]
+    return manipulation.stack(parts, d)
 
 
 # ---------------------------------------------------------------------- einsum
@@ -497,9 +564,9 @@ def _sumproduct_pair(left: Any, right: Any, sum_dims: list[int]) -> Any:
             if in_left and in_right:
                 sum_size *= left._shape[i]
             elif in_left:
-                left = _sum(left, [i], True, "einsum")
+                left = reductions.sum(left, i, True)
             elif in_right:
-                right = _sum(right, [i], True, "einsum")
+                right = reductions.sum(right, i, True)
         elif in_left and in_right:
             lro.append(i)
         elif in_left:
@@ -675,16 +742,16 @@ def einsum(equation: str, *operands: Any) -> Any:
                     b_sum.append(d)
                     dim_counts[d] = 0
         if a_sum:
-            a = _sum(a, a_sum, True, "einsum")
+            a = reductions.sum(a, tuple(a_sum), True)
         if b_sum:
-            b = _sum(b, b_sum, True, "einsum")
+            b = reductions.sum(b, tuple(b_sum), True)
         ops.insert(0, _sumproduct_pair(a, b, sum_dims))
 
     result = ops[0]
     if total > out_ndim:
         if nops > 1:  # every summed dim has size 1 by now
             return result.reshape(result._shape[:out_ndim])
-        return _sum(result, list(range(out_ndim, total)), False, "einsum")
+        return reductions.sum(result, tuple(range(out_ndim, total)), False)
     return result
 
 
@@ -726,4 +793,3 @@ class LinalgOps:
     def vdot(self, other, *, out=None): return vdot(self, other, out=out)
     def inner(self, other, *, out=None): return inner(self, other, out=out)
     def outer(self, vec2, *, out=None): return outer(self, vec2, out=out)
-    def trace(self): return trace(self)

@@ -39,7 +39,7 @@ from t_tensor.tensor_impl import TensorImpl
 __all__ = [
     "sum", "nansum", "mean", "nanmean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
     "var", "std", "any", "all", "logsumexp", "count_nonzero", "cumsum", "cumprod", "cumulative_sum",
-    "norm", "vector_norm", "matrix_norm", "softmax", "log_softmax", "ValuesIndices",
+    "norm", "vector_norm", "matrix_norm", "softmax", "log_softmax", "trace", "ValuesIndices",
 ]
 
 _builtin_min = builtins.min
@@ -537,7 +537,7 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: Any = No
     return extreme.reshape(tuple(n for d, n in enumerate(extreme._shape) if d not in (d0, d1)))
 
 
-def _singular_values(x: TensorImpl, d0: int, d1: int, fn: str) -> Any:
+def singular_values(x: TensorImpl, d0: int, d1: int, fn: str) -> Any:
     """The singular values of the matrices over dims (d0, d1), descending, as a tensor of shape
     (other dims..., min(m, n)); one C call (one-sided Jacobi) for the whole batch."""
     rest = [d for d in range(len(x._shape)) if d not in (d0, d1)]
@@ -562,7 +562,7 @@ def _spectral_norm(x: TensorImpl, ord: Any, d0: int, d1: int, keep: bool, dtype:
         raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got {x._dtype.name}")
     if not x._dtype.is_floating_point:
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got {x._dtype.name}")
-    values = _singular_values(x, d0, d1, fn)
+    values = singular_values(x, d0, d1, fn)
     if any(values.isnan()).item():
         raise RuntimeError(f"{fn}: The algorithm failed to converge because the input matrix contained "
                            "non-finite values.")
@@ -602,6 +602,24 @@ def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: Any = False, dtyp
             return matrix_norm(x, "nuc", matrix_dims, keepdim, dtype=dtype)
         raise RuntimeError(f"{fn}: unknown norm {p!r}")
     return vector_norm(x, 2 if p is None else p, dim, keepdim, dtype=dtype)
+
+
+def trace(input: Any) -> Any:
+    """Sum of the main diagonal of a 2-D tensor, PyTorch's ``torch.trace`` (integers and bool sum
+    in int64). The array API's batched form with ``offset=`` is :func:`t_tensor.linalg.trace`.
+
+    >>> import t_tensor as tt
+    >>> tt.trace(tt.arange(9).view(3, 3)).item()
+    12
+    """
+    fn = "trace"
+    x = _tensor(input, fn)
+    if x.ndim != 2:
+        raise RuntimeError(f"{fn}: expected a matrix, but got tensor with dim {x.ndim}")
+    if x._dtype is dtypes.bool:
+        raise TypeError(f"{fn}: not implemented for bool tensors")
+    diagonal = x._view((_builtin_min(x._shape),), (builtins.sum(x._strides),), x._offset)
+    return sum(diagonal, 0)
 
 
 # ---------------------------------------------------------------------- scans
@@ -736,6 +754,9 @@ class ReductionOps:
     """The reduction methods of :class:`~t_tensor.tensor.Tensor` (``x.sum(1)``, ``x.max()``, ...)."""
 
     __slots__ = ()
+
+    def trace(self):
+        return trace(self)
 
     def sum(self, dim=None, keepdim=None, *, dtype=None, axis=None, keepdims=None):
         return sum(self, dim, keepdim, dtype=dtype, axis=axis, keepdims=keepdims)
