@@ -598,7 +598,7 @@ def test_take_along_dim_and_axis(case, no_dim, bcast):
     shape=st.lists(st.integers(0, 4), max_size=4).map(tuple),
     layout=st.sampled_from(LAYOUTS),
     dtype=st.sampled_from(ALL_DTYPES),
-    form=st.sampled_from(["nonzero", "tuple", "argwhere", "method"]),
+    form=st.sampled_from(["nonzero", "tuple", "argwhere", "method", "where"]),
     seed=st.integers(0, 2**32 - 1),
 )
 def test_nonzero(shape, layout, dtype, form, seed):
@@ -610,6 +610,8 @@ def test_nonzero(shape, layout, dtype, form, seed):
             return lib.nonzero(x, as_tuple=True)
         if form == "argwhere":
             return lib.argwhere(x)
+        if form == "where":  # the one-argument where is nonzero(as_tuple=True)
+            return lib.where(x)
         return x.nonzero() if form == "method" else lib.nonzero(x)
 
     check([data], fn)

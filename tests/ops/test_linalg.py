@@ -655,3 +655,98 @@ def test_dtype_coverage_is_torchs():
         except (RuntimeError, NotImplementedError):
             pass
     assert ok == [d for d in TORCH_DTYPES if d in PRODUCT_DTYPES]
+
+
+# ---------------------------------------------------------------------- the tt.linalg namespace (torch.linalg)
+
+
+@st.composite
+def batched_matrix(draw, square: bool = False):
+    batch = tuple(draw(st.lists(st.integers(0, 3), max_size=2)))
+    m = draw(st.integers(1, 4))
+    n = m if square else draw(st.integers(1, 4))
+    return batch + (m, n)
+
+
+@pytest.mark.parametrize("dtype", [tt.float32, tt.float64], ids=lambda d: d.name)
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(shape=batched_matrix(), layout=st.sampled_from(LAYOUTS), seed=st.integers(0, 2**32 - 1))
+def test_linalg_norms_and_svdvals_match_torch(dtype, shape, layout, seed):
+    a = operand(np.random.default_rng(seed), shape, dtype, layout)
+    view = lambda x: apply_layout(x, layout, shape)  # noqa: E731 - one layout for every call below
+    compare([a], lambda lib, x: lib.linalg.norm(view(x)), 8)
+    compare([a], lambda lib, x: lib.linalg.norm(view(x), dim=-1), 8)
+    compare([a], lambda lib, x: lib.linalg.norm(view(x), 1, dim=(-2, -1), keepdim=True), 8)
+    compare([a], lambda lib, x: lib.linalg.norm(view(x), "nuc", dim=(-1, -2)), 8)
+    compare([a], lambda lib, x: lib.linalg.svdvals(view(x)), 8)
+
+
+def test_linalg_norm_with_ord_and_no_dim_takes_the_input_rank():
+    v, m = np.arange(1.0, 4.0), np.arange(6.0).reshape(2, 3)
+    compare([v], lambda lib, x: lib.linalg.norm(x, 3), 4)
+    compare([m], lambda lib, x: lib.linalg.norm(x, float("inf")), 4)
+    compare([m], lambda lib, x: lib.linalg.norm(x, 2), 4)
+    helper_test_exception(
+        [np.ones((2, 2, 2))],
+        lambda x: tt.linalg.norm(x, 2),
+        lambda x: torch.linalg.norm(x, 2),
+        exception=RuntimeError,
+        match="linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D",
+    )
+    helper_test_exception(
+        [np.ones((2, 2, 2))],
+        lambda x: tt.linalg.norm(x, dim=(0, 1, 2)),
+        lambda x: torch.linalg.norm(x, dim=(0, 1, 2)),
+        exception=RuntimeError,
+        match="linalg.norm: If dim is specified, it must be of length 1 or 2",
+    )
+
+
+@pytest.mark.parametrize("dtype", PRODUCT_DTYPES, ids=lambda d: d.name)
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(shape=batched_matrix(), offset=st.integers(-4, 4), layout=st.sampled_from(LAYOUTS), seed=st.integers(0, 2**32 - 1))
+def test_linalg_diagonal_and_trace_match_torch(dtype, shape, offset, layout, seed):
+    a = operand(np.random.default_rng(seed), shape, dtype, layout)
+    got = compare([a], lambda lib, x: lib.linalg.diagonal(apply_layout(x, layout, shape), offset=offset))
+    assert got.shape == shape[:-2] + (max(0, min(shape[-2] + min(offset, 0), shape[-1] - max(offset, 0))),)
+    # torch has no linalg.trace: the array API's batched trace is the sum of torch.linalg.diagonal
+    compare(
+        [a],
+        lambda lib, x: (
+            tt.linalg.trace(apply_layout(x, layout, shape), offset=offset)
+            if lib is tt
+            else torch.linalg.diagonal(apply_layout(x, layout, shape), offset=offset).sum(-1)
+        ),
+        4,
+    )
+
+
+def test_linalg_diagonal_is_a_view_and_trace_takes_dtype():
+    x = tt.arange(8).view(2, 2, 2)
+    assert tt.linalg.diagonal(x).is_shared_with(x)
+    assert tt.linalg.trace(x, dtype=tt.float64).dtype is tt.float64
+    with pytest.raises(RuntimeError, match="linalg.trace: expected a tensor with at least 2 dimensions"):
+        tt.linalg.trace(tt.ones(3))
+
+
+@pytest.mark.parametrize("dtype", [tt.float32, tt.float64, tt.int32, tt.int64], ids=lambda d: d.name)
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(shapes=broadcast_shapes(2), dim=st.integers(0, 3), seed=st.integers(0, 2**32 - 1))
+def test_linalg_cross_matches_torch(dtype, shapes, dim, seed):
+    shape, (shape_a, shape_b) = shapes
+    shape_a, shape_b = (1,) * (len(shape) - len(shape_a)) + shape_a, (1,) * (len(shape) - len(shape_b)) + shape_b
+    d = min(dim, len(shape))
+    shape_a, shape_b = shape_a[:d] + (3,) + shape_a[d:], shape_b[:d] + (3,) + shape_b[d:]
+    rng = np.random.default_rng(seed)
+    a, b = values(rng, shape_a, dtype), values(rng, shape_b, dtype)
+    compare([a, b], lambda lib, x, y: lib.linalg.cross(x, y, dim=d), 2)
+
+
+def test_linalg_cross_errors_as_torch():
+    helper_test_exception(
+        [np.ones((2, 4)), np.ones((2, 4))],
+        tt.linalg.cross,
+        torch.linalg.cross,
+        exception=RuntimeError,
+        match="linalg.cross: inputs dimension -1 must have length 3",
+    )
