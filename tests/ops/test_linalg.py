@@ -704,7 +704,9 @@ def test_linalg_norm_with_ord_and_no_dim_takes_the_input_rank():
 
 @pytest.mark.parametrize("dtype", PRODUCT_DTYPES, ids=lambda d: d.name)
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(shape=batched_matrix(), offset=st.integers(-4, 4), layout=st.sampled_from(LAYOUTS), seed=st.integers(0, 2**32 - 1))
+@given(
+    shape=batched_matrix(), offset=st.integers(-4, 4), layout=st.sampled_from(LAYOUTS), seed=st.integers(0, 2**32 - 1)
+)
 def test_linalg_diagonal_and_trace_match_torch(dtype, shape, offset, layout, seed):
     a = operand(np.random.default_rng(seed), shape, dtype, layout)
     got = compare([a], lambda lib, x: lib.linalg.diagonal(apply_layout(x, layout, shape), offset=offset))

@@ -14,30 +14,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "half.h"
+#include "dtype_list.h"
 #include "strided_iter.h"
 #include "tt/kernels/index.h"
 
-/* ------------------------------------------------------------------ dtypes */
-
-#define LD_plain(T, p) (*(const T *)(p))
-#define LD_bool(T, p) ((int)(*(const uint8_t *)(p) != 0))
-#define LD_half(T, p) tt_half_to_float(*(const uint16_t *)(p))
-#define ST_plain(T, p, v) (*(T *)(p) = (T)(v))
-#define ST_bool(T, p, v) (*(uint8_t *)(p) = (uint8_t)((v) != 0))
-#define ST_half(T, p, v) (*(uint16_t *)(p) = tt_float_to_half((float)(v)))
-
-/* (name, storage type, compute type, load, store, kind, code) */
-#define ALL_DTYPES(X, ...)                                                          \
-    X(__VA_ARGS__, bool, uint8_t, int, LD_bool, ST_bool, B, TT_BOOL)                \
-    X(__VA_ARGS__, int8, int8_t, int64_t, LD_plain, ST_plain, I, TT_INT8)           \
-    X(__VA_ARGS__, int16, int16_t, int64_t, LD_plain, ST_plain, I, TT_INT16)        \
-    X(__VA_ARGS__, int32, int32_t, int64_t, LD_plain, ST_plain, I, TT_INT32)        \
-    X(__VA_ARGS__, int64, int64_t, int64_t, LD_plain, ST_plain, I, TT_INT64)        \
-    X(__VA_ARGS__, uint8, uint8_t, int64_t, LD_plain, ST_plain, I, TT_UINT8)        \
-    X(__VA_ARGS__, float16, uint16_t, float, LD_half, ST_half, F, TT_FLOAT16)       \
-    X(__VA_ARGS__, float32, float, float, LD_plain, ST_plain, F, TT_FLOAT32)        \
-    X(__VA_ARGS__, float64, double, double, LD_plain, ST_plain, F, TT_FLOAT64)
+/* Loads, stores and the dtype lists come from dtype_list.h. */
 
 static inline int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 static inline int64_t wrap_mul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }

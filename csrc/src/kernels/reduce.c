@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "half.h"
+#include "dtype_list.h"
 #include "strided_iter.h"
 #include "tt/kernels/reduce.h"
 
@@ -37,27 +37,21 @@
 
 /* ------------------------------------------------------------------ loading and storing */
 
-#define LD_plain(T, p) (*(const T *)(p))
-#define LD_bool(T, p) ((int64_t)(*(const uint8_t *)(p) != 0))
-#define LD_half(T, p) tt_half_to_float(*(const uint16_t *)(p))
-#define ST_plain(T, p, v) (*(T *)(p) = (T)(v))
-#define ST_bool(T, p, v) (*(uint8_t *)(p) = (uint8_t)((v) != 0))
-#define ST_half(T, p, v) (*(uint16_t *)(p) = tt_float_to_half((float)(v)))
-
-/* Dtype lists: (name, storage type, kind, load, store, code). Kind I (bool and integers)
-   loads into int64_t, kind F into double. */
-#define INT_DTYPES(X, ...)                                               \
+/* LD_* and ST_* come from dtype_list.h. Reductions list dtypes in a shape of their own:
+   (name, storage type, kind, load, store, code). Kind I (bool and integers) loads into int64_t,
+   kind F into double. */
+#define REDUCE_INT_DTYPES(X, ...)                                               \
     X(__VA_ARGS__, bool, uint8_t, I, LD_bool, ST_bool, TT_BOOL)          \
     X(__VA_ARGS__, int8, int8_t, I, LD_plain, ST_plain, TT_INT8)         \
     X(__VA_ARGS__, int16, int16_t, I, LD_plain, ST_plain, TT_INT16)      \
     X(__VA_ARGS__, int32, int32_t, I, LD_plain, ST_plain, TT_INT32)      \
     X(__VA_ARGS__, int64, int64_t, I, LD_plain, ST_plain, TT_INT64)      \
     X(__VA_ARGS__, uint8, uint8_t, I, LD_plain, ST_plain, TT_UINT8)
-#define FLOAT_DTYPES(X, ...)                                             \
+#define REDUCE_FLOAT_DTYPES(X, ...)                                             \
     X(__VA_ARGS__, float16, uint16_t, F, LD_half, ST_half, TT_FLOAT16)   \
     X(__VA_ARGS__, float32, float, F, LD_plain, ST_plain, TT_FLOAT32)    \
     X(__VA_ARGS__, float64, double, F, LD_plain, ST_plain, TT_FLOAT64)
-#define ALL_DTYPES(X, ...) INT_DTYPES(X, __VA_ARGS__) FLOAT_DTYPES(X, __VA_ARGS__)
+#define REDUCE_ALL_DTYPES(X, ...) REDUCE_INT_DTYPES(X, __VA_ARGS__) REDUCE_FLOAT_DTYPES(X, __VA_ARGS__)
 
 #define CT_I int64_t
 #define CT_F double
@@ -449,17 +443,17 @@ static inline double lse_result(lse_acc a) { return (isinf(a.m) || isnan(a.m)) ?
 
 /* Every op: (dtypes it takes, name, family). */
 #define REDUCE_OPS(X)                                                        \
-    X(ALL_DTYPES, SUM, SUMF) X(ALL_DTYPES, NANSUM, SUMF)                     \
-    X(ALL_DTYPES, PROD, PRODF) X(FLOAT_DTYPES, MEAN, SUMF)                   \
-    X(ALL_DTYPES, MAX, EXTF) X(ALL_DTYPES, MIN, EXTF)                        \
-    X(ALL_DTYPES, ARGMAX, ARGF) X(ALL_DTYPES, ARGMIN, ARGF)                  \
-    X(ALL_DTYPES, ANY, SUMF) X(ALL_DTYPES, ALL, SUMF)                        \
-    X(ALL_DTYPES, COUNT_NONZERO, SUMF)                                       \
-    X(FLOAT_DTYPES, VAR, VARF) X(FLOAT_DTYPES, STD, VARF)                    \
-    X(FLOAT_DTYPES, LOGSUMEXP, LSEF)                                         \
-    X(FLOAT_DTYPES, NORM_L0, SUMF) X(FLOAT_DTYPES, NORM_L1, SUMF)            \
-    X(FLOAT_DTYPES, NORM_L2, SUMF) X(FLOAT_DTYPES, NORM_LINF, EXTF)          \
-    X(FLOAT_DTYPES, NORM_LNEGINF, EXTF) X(FLOAT_DTYPES, NORM_LP, SUMF)
+    X(REDUCE_ALL_DTYPES, SUM, SUMF) X(REDUCE_ALL_DTYPES, NANSUM, SUMF)                     \
+    X(REDUCE_ALL_DTYPES, PROD, PRODF) X(REDUCE_FLOAT_DTYPES, MEAN, SUMF)                   \
+    X(REDUCE_ALL_DTYPES, MAX, EXTF) X(REDUCE_ALL_DTYPES, MIN, EXTF)                        \
+    X(REDUCE_ALL_DTYPES, ARGMAX, ARGF) X(REDUCE_ALL_DTYPES, ARGMIN, ARGF)                  \
+    X(REDUCE_ALL_DTYPES, ANY, SUMF) X(REDUCE_ALL_DTYPES, ALL, SUMF)                        \
+    X(REDUCE_ALL_DTYPES, COUNT_NONZERO, SUMF)                                       \
+    X(REDUCE_FLOAT_DTYPES, VAR, VARF) X(REDUCE_FLOAT_DTYPES, STD, VARF)                    \
+    X(REDUCE_FLOAT_DTYPES, LOGSUMEXP, LSEF)                                         \
+    X(REDUCE_FLOAT_DTYPES, NORM_L0, SUMF) X(REDUCE_FLOAT_DTYPES, NORM_L1, SUMF)            \
+    X(REDUCE_FLOAT_DTYPES, NORM_L2, SUMF) X(REDUCE_FLOAT_DTYPES, NORM_LINF, EXTF)          \
+    X(REDUCE_FLOAT_DTYPES, NORM_LNEGINF, EXTF) X(REDUCE_FLOAT_DTYPES, NORM_LP, SUMF)
 
 typedef void (*init_fn)(void *accs, int64_t c);
 typedef void (*row_fn)(void *acc, const char *p, int64_t n, int64_t s, int64_t base, double param);
@@ -737,12 +731,12 @@ typedef void (*lines_fn)(char *out, int64_t ol, int64_t oe, const char *x, int64
         }                                                                                      \
     }
 
-ALL_DTYPES(GEN_SCAN, SUM, 0)
-ALL_DTYPES(GEN_SCAN, PROD, 1)
+REDUCE_ALL_DTYPES(GEN_SCAN, SUM, 0)
+REDUCE_ALL_DTYPES(GEN_SCAN, PROD, 1)
 
 #define REG_SCAN(OP, name, T, K, LD, ST, CODE) [TT_SCAN_##OP][CODE] = scan_##OP##_##name,
 static const lines_fn scan_table[TT_NUM_SCAN_OPS][TT_NUM_DTYPES] = {
-    ALL_DTYPES(REG_SCAN, SUM) ALL_DTYPES(REG_SCAN, PROD)
+    REDUCE_ALL_DTYPES(REG_SCAN, SUM) REDUCE_ALL_DTYPES(REG_SCAN, PROD)
 };
 
 /* Softmax, per line: the max (NaN wins), then e = exp(x - max) and its sum (in double), then the
@@ -847,7 +841,7 @@ static const lines_fn scan_table[TT_NUM_SCAN_OPS][TT_NUM_DTYPES] = {
         softmax_##name(out, ol, oe, x, xl, xe, nl, L, 1);                                      \
     }
 
-FLOAT_DTYPES(GEN_SOFTMAX, _)
+REDUCE_FLOAT_DTYPES(GEN_SOFTMAX, _)
 
 static const lines_fn softmax_table[2][TT_NUM_DTYPES] = {
     [0][TT_FLOAT16] = softmax_plain_float16, [0][TT_FLOAT32] = softmax_plain_float32,
