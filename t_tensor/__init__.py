@@ -265,6 +265,7 @@ from t_tensor.nn.functional import (  # convolution: the names torch also has at
     max_pool1d,
     max_pool2d,
 )
+from t_tensor.parallel import get_num_threads, set_num_threads
 from t_tensor.random import (
     Generator,
     default_generator,
@@ -490,6 +491,9 @@ __all__ = [
     "pinned_memory",
     "unpin_all",
     "live_storages",
+    # threads
+    "set_num_threads",
+    "get_num_threads",
     # random
     "Generator",
     "default_generator",

@@ -38,6 +38,7 @@ MODULES = [
     "t_tensor.memory",
     "t_tensor.interop",
     "t_tensor.random",
+    "t_tensor.parallel",
     "t_tensor.printing",
     "t_tensor.array_api",
     "t_tensor._capi",
