@@ -5,7 +5,7 @@ ways, views that share one storage (and the storage's use count as views come an
 through a view, ``reshape`` copying where ``view`` would fail, zero-copy exchange with NumPy and
 through DLPack, and the caching allocator's counters. Every line is computed when the tour runs.
 
-Later layers (operations, autograd, ...) will add sections here. Each section is a function
+Later layers (autograd, the graph compiler, ...) will add sections here. Each section is a function
 that takes no argument and prints; :func:`main` runs them in order.
 """
 
@@ -151,8 +151,21 @@ def elementwise_arithmetic() -> None:
     show("x *= 2 writes in place", x.data_ptr() == before)
 
 
+def reductions_indexing_linalg() -> None:
+    heading("9. Reductions, indexing, sorting and matrix products")
+    x = tt.arange(12, dtype=tt.float32).view(3, 4)
+    show("x.sum(dim=0), x.mean()", (x.sum(dim=0).tolist(), x.mean().item()))
+    show("tt.softmax(x, -1).sum(-1)", tt.softmax(x, -1).sum(-1).tolist())
+    show("x[[2, 0], 1:3] (advanced indexing copies)", x[[2, 0], 1:3].tolist())
+    show("x[x > 8]", x[x > 8].tolist())
+    values, indices = tt.sort(tt.tensor([3, 1, 2]))
+    show("tt.sort([3, 1, 2])", (values.tolist(), indices.tolist()))
+    show("(x @ x.T).shape, tt.einsum('ij,ij->i', x, x)", ((x @ x.T).shape, tt.einsum("ij,ij->i", x, x).tolist()))
+    show("tt.cat([x, x]).shape, tt.stack([x, x]).shape", (tt.cat([x, x]).shape, tt.stack([x, x]).shape))
+
+
 def main() -> None:
-    print(f"t_tensor {tt.__version__}: a tour of storage, views, memory and elementwise operations")
+    print(f"t_tensor {tt.__version__}: a tour of storage, views, memory and operations")
     for section in (
         creating_tensors,
         views_share_storage,
@@ -162,6 +175,7 @@ def main() -> None:
         dlpack_exchange,
         memory_statistics,
         elementwise_arithmetic,
+        reductions_indexing_linalg,
     ):
         section()
 

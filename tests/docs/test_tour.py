@@ -19,6 +19,7 @@ HEADINGS = [
     "5. NumPy: zero-copy both ways",
     "6. DLPack: t_tensor -> NumPy and back",
     "7. The caching allocator",
+    "9. Reductions, indexing, sorting and matrix products",
 ]
 
 # (label, value) pairs the tour prints on one line; the value is what the library must produce.
@@ -40,6 +41,9 @@ KEY_LINES = [
     ("use_count() after del d", "1"),
     ("tt.empty(1000) (4000 bytes) adds to allocated", "4096"),
     ("after del x, allocated is back to", "0"),
+    ("x.sum(dim=0), x.mean()", "([12.0, 15.0, 18.0, 21.0], 5.5)"),
+    ("x[x > 8]", "[9.0, 10.0, 11.0]"),
+    ("tt.sort([3, 1, 2])", "([1, 2, 3], [1, 2, 0])"),
 ]
 
 
