@@ -535,7 +535,8 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     result = type(input)._empty(input.shape[:2] + out, input._dtype, fn)
     (out,) = _two_d(nd, out, fill=1)
     scales = scales if nd == 2 else [0.0] + scales
-    status = lib.tt_interpolate2d(int(mode != "nearest"), input._dtype.code, x_shape, input.data_ptr(), x_strides,
+    kernel_mode = 1 if mode != "nearest" else 0 if nd == 2 else 2  # PyTorch's 1-D and 2-D nearest rules differ
+    status = lib.tt_interpolate2d(kernel_mode, input._dtype.code, x_shape, input.data_ptr(), x_strides,
                                   out, scales, bool(align_corners), result.data_ptr())
     check(status, fn)
     return result

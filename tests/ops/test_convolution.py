@@ -469,3 +469,15 @@ def test_top_level_names_follow_torch():
         assert getattr(tt, name) is getattr(tt.nn.functional, name)
     for name in ["avg_pool2d", "adaptive_avg_pool2d", "interpolate"]:
         assert not hasattr(torch, name) and not hasattr(tt, name)
+
+
+@pytest.mark.parametrize(
+    "shape, scale", [((1, 1, 2), 1.3), ((1, 1, 10), 2.04), ((1, 1, 2, 2), 1.3), ((1, 1, 1, 10), (1, 2.04))]
+)
+def test_interpolate_nearest_follows_torchs_1d_and_2d_rules(shape, scale):
+    # torch's 2-D nearest kernel keeps the same index when the size is unchanged, and halves it when
+    # the size doubles, whatever the scale factor; its 1-D kernel always applies the scale factor.
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    want = torch.nn.functional.interpolate(torch.from_numpy(x), scale_factor=scale, mode="nearest")
+    got = tt.nn.functional.interpolate(tt.tensor(x), scale_factor=scale, mode="nearest")
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

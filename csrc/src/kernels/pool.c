@@ -39,12 +39,14 @@ static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t window_start(int64_t o, int64_t out, int64_t in) { return (o / out) * in + ((o % out) * in) / out; }
 static int64_t window_end(int64_t o, int64_t out, int64_t in) { return 1 + ((o + 1) * in - 1) / out; }
 
-/* PyTorch's nearest_idx: float arithmetic on purpose, to pick the same pixels. */
-static int64_t nearest_index(int64_t dst, int64_t in, int64_t out, double scale) {
-    if (out == in) {
+/* PyTorch's nearest_idx: float arithmetic on purpose, to pick the same pixels. Its 2-D kernel
+   takes two shortcuts (same size: the same index; twice the size: half the index) even when a
+   scale factor says otherwise, its 1-D kernel never does: `shortcuts` picks which rule. */
+static int64_t nearest_index(int64_t dst, int64_t in, int64_t out, double scale, int shortcuts) {
+    if (shortcuts && out == in) {
         return dst;
     }
-    if (out - in == in) {
+    if (shortcuts && out - in == in) {
         return dst >> 1;
     }
     const float ratio = scale > 0 ? (float)(1.0 / scale) : (float)in / (float)out;
@@ -193,10 +195,11 @@ static int64_t nearest_index(int64_t dst, int64_t in, int64_t out, double scale)
         *l0 = (CT)1 - lambda;                                                                      \
     }                                                                                              \
                                                                                                    \
-    static tt_status interpolate_##name(const plane_geom *g, int bilinear, const double *scales,  \
+    static tt_status interpolate_##name(const plane_geom *g, int mode, const double *scales,      \
                                         int align, const T *x, T *out) {                           \
         /* Per output column: source columns and weights; per output row the same, computed      \
            once for the whole call. */                                                             \
+        const int bilinear = mode == 1, shortcuts = mode == 0;                                     \
         int64_t *cols = malloc((size_t)(2 * g->ow + 1) * sizeof(int64_t));                         \
         CT *col_weights = malloc((size_t)(2 * g->ow + 1) * sizeof(CT));                            \
         if (cols == NULL || col_weights == NULL) {                                                 \
@@ -209,7 +212,7 @@ static int64_t nearest_index(int64_t dst, int64_t in, int64_t out, double scale)
                 linear_source_##name(ox, g->w, g->ow, scales[1], align, &cols[2 * ox], &cols[2 * ox + 1], \
                                      &col_weights[2 * ox], &col_weights[2 * ox + 1]);              \
             } else {                                                                               \
-                cols[2 * ox] = nearest_index(ox, g->w, g->ow, scales[1]);                          \
+                cols[2 * ox] = nearest_index(ox, g->w, g->ow, scales[1], shortcuts);               \
             }                                                                                      \
         }                                                                                          \
         for (int64_t plane = 0; plane < g->n * g->c; plane++) {                                    \
@@ -217,7 +220,7 @@ static int64_t nearest_index(int64_t dst, int64_t in, int64_t out, double scale)
             for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
                 T *o = out + (plane * g->oh + oy) * g->ow;                                         \
                 if (!bilinear) {                                                                   \
-                    const T *row = xp + nearest_index(oy, g->h, g->oh, scales[0]) * g->xs[2];      \
+                    const T *row = xp + nearest_index(oy, g->h, g->oh, scales[0], shortcuts) * g->xs[2]; \
                     for (int64_t ox = 0; ox < g->ow; ox++) {                                       \
                         o[ox] = row[cols[2 * ox] * g->xs[3]];                                      \
                     }                                                                              \
@@ -382,20 +385,20 @@ tt_status tt_adaptive_pool2d(int max, int dtype, const int64_t *x_shape, uintptr
     }
 }
 
-tt_status tt_interpolate2d(int bilinear, int dtype, const int64_t *x_shape, uintptr_t x, const int64_t *x_strides,
+tt_status tt_interpolate2d(int mode, int dtype, const int64_t *x_shape, uintptr_t x, const int64_t *x_strides,
                            const int64_t *out_size, const double *scales, int align_corners, uintptr_t out) {
     plane_geom g;
     tt_status status = plane_setup(&g, dtype, x_shape, x, x_strides, out_size, out);
     if (status != TT_OK || nothing_to_do(&g)) {
         return status;
     }
-    if (scales == NULL || g.h < 1 || g.w < 1) {
+    if (scales == NULL || g.h < 1 || g.w < 1 || mode < 0 || mode > 2) {
         return TT_ERR_INVALID_ARG;
     }
     switch (dtype) {
 #define CALL(name, T, CT, LD, ST, CODE) \
     case CODE: \
-        return interpolate_##name(&g, bilinear != 0, scales, align_corners != 0, (const T *)x, (T *)out);
+        return interpolate_##name(&g, mode, scales, align_corners != 0, (const T *)x, (T *)out);
         POOL_DTYPES(CALL)
 #undef CALL
     default:
