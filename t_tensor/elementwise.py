@@ -33,6 +33,7 @@ from t_tensor import dtypes
 from t_tensor import strides as S
 from t_tensor._capi import check, lib
 from t_tensor.dtypes import DType
+from t_tensor.storage import adopt
 from t_tensor.tensor_impl import TensorImpl
 
 __all__ = [
@@ -233,8 +234,107 @@ def _output(fn: str, shape: tuple[int, ...], dtype: DType, out: Any, template: T
     return type(template)._empty(shape, dtype, fn), out
 
 
+# ---------------------------------------------------------------------- the fast paths
+# Most calls are the simple case: tensors of one dtype and one shape, laid out contiguously, or a
+# tensor and a Python number, and a fresh output. For those, the four steps above reduce to one
+# table lookup and one C call that allocates the output and runs the same kernel
+# (``tt_binary_new`` and friends, csrc/include/tt/kernels/dispatch.h). The tables are computed
+# from the general path's own rules below, so the two paths cannot disagree: an entry exists only
+# where the general path would compute in the operand's dtype without any error or special case.
+# Anything else (broadcasting, promotion, strides, out=, a C failure) takes the general path,
+# which then also raises the precise error.
+
+
+def _fast_entry(fn: str, op: _Op, dtype: DType):
+    """(op code, output dtype) when `fn` on `dtype` operands computes in `dtype` with no error."""
+    try:
+        if _compute_dtype(fn, op, dtype) is not dtype:
+            return None
+    except (RuntimeError, TypeError):
+        return None
+    return (op.code, dtypes.bool if op.gives == "bool" else dtype)
+
+
+# fn -> list indexed by dtype code. Tensor-tensor, same dtype: no promotion step changes anything.
+_FAST_BINARY = {fn: [_fast_entry(fn, op, d) for d in dtypes.ALL_DTYPES] for fn, op in _BINARY.items()}
+# Tensor and Python int or float with the tensor's dtype winning (result_type: a number never
+# widens a tensor of its category or above). Bool tensors are left out (bool + 1 is int64), and
+# integer pow (negative exponents are refused) and bool-special rules stay on the general path.
+_FAST_SCALAR_INT = {
+    fn: [None if d is dtypes.bool or (fn == "pow" and not d.is_floating_point) else e
+         for d, e in zip(dtypes.ALL_DTYPES, row, strict=True)]
+    for fn, row in _FAST_BINARY.items()
+}
+_FAST_SCALAR_FLOAT = {
+    fn: [e if d.is_floating_point else None for d, e in zip(dtypes.ALL_DTYPES, row, strict=True)]
+    for fn, row in _FAST_BINARY.items()
+}
+_FAST_UNARY = {
+    fn: [None if op.param or (fn in _IDENTITY_ON_INTEGERS and not d.is_floating_point) else _fast_entry(fn, op, d)
+         for d in dtypes.ALL_DTYPES]
+    for fn, op in _UNARY.items()
+}
+
+_new = object.__new__
+_prod = _math.prod
+_binary_new = lib.tt_binary_new
+_binary_scalar_new = lib.tt_binary_scalar_new
+_unary_new = lib.tt_unary_new
+
+
+def _wrap(cls: type, ptr, shape: tuple[int, ...], strides: tuple[int, ...], dtype: DType):
+    """A fresh contiguous tensor of class `cls` over the new storage `ptr` (strides must be the
+    contiguous strides of `shape`)."""
+    result = _new(cls)
+    result._storage = adopt(ptr)
+    result._shape = shape
+    result._strides = strides
+    result._offset = 0
+    result._dtype = dtype
+    result._dense = True
+    return result
+
+
+def _fast_binary(fn: str, a: Any, b: Any):
+    """`fn` on the simple cases (see above) in one C call, or None to take the general path."""
+    if isinstance(a, TensorImpl):
+        dtype = a._dtype
+        if type(b) is type(a):
+            if b._dtype is not dtype or a._shape != b._shape:
+                return None
+            entry = _FAST_BINARY[fn][dtype.code]
+            if entry is None or not (a._dense or a._is_dense()) or not (b._dense or b._is_dense()):
+                return None
+            ptr = _binary_new(entry[0], _prod(a._shape), a._storage._data + a._offset * dtype.itemsize,
+                              b._storage._data + b._offset * dtype.itemsize, dtype.code, entry[1].code)
+            return _wrap(type(a), ptr, a._shape, a._strides, entry[1]) if ptr else None
+        tensor, number, first = a, b, 0
+    elif isinstance(b, TensorImpl):
+        tensor, number, first, dtype = b, a, 1, b._dtype
+    else:
+        return None
+    kind = type(number)
+    if kind is float:
+        entry = _FAST_SCALAR_FLOAT[fn][dtype.code]
+        is_int, s_int, s_float = 0, 0, number
+    elif kind is int and _INT64_MIN <= number <= _INT64_MAX:
+        entry = _FAST_SCALAR_INT[fn][dtype.code]
+        is_int, s_int, s_float = 1, number, 0.0
+    else:
+        return None
+    if entry is None or not (tensor._dense or tensor._is_dense()):
+        return None
+    ptr = _binary_scalar_new(entry[0], _prod(tensor._shape), tensor._storage._data + tensor._offset * dtype.itemsize,
+                             s_int, s_float, is_int, first, dtype.code, entry[1].code)
+    return _wrap(type(tensor), ptr, tensor._shape, tensor._strides, entry[1]) if ptr else None
+
+
 def binary(fn: str, a: Any, b: Any, out: Any = None) -> Any:
     """Run the binary op `fn` ("add", "lt", ...) with broadcasting, promotion and optional `out`."""
+    if out is None:
+        result = _fast_binary(fn, a, b)
+        if result is not None:
+            return result
     op = _BINARY[fn]
     a, b = _operand(a, fn), _operand(b, fn)
     template = a if isinstance(a, TensorImpl) else b
@@ -284,6 +384,14 @@ def _scaled(fn: str, input: Any, other: Any, alpha: Any) -> Any:
 def unary(fn: str, x: Any, out: Any = None, params: tuple[float, float] = (0.0, 0.0), name: str = "") -> Any:
     """Run the unary op `fn` ("exp", "isnan", ...) with promotion and optional `out`; `params` go to
     the ops of ``tt_unary_param``. `name` (default `fn`) is the function errors are reported as."""
+    if out is None and isinstance(x, TensorImpl) and (x._dense or x._is_dense()):
+        dtype = x._dtype
+        entry = _FAST_UNARY[fn][dtype.code]
+        if entry is not None:
+            ptr = _unary_new(entry[0], _prod(x._shape), x._storage._data + x._offset * dtype.itemsize, dtype.code,
+                             entry[1].code)
+            if ptr:
+                return _wrap(type(x), ptr, x._shape, x._strides, entry[1])
     op = _UNARY[fn]
     fn = name or fn
     if not isinstance(x, TensorImpl):

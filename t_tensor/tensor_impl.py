@@ -25,11 +25,17 @@ from t_tensor.storage import Storage
 
 __all__ = ["TensorImpl"]
 
+_new = object.__new__
+_contiguous_strides = S.contiguous_strides_of_valid_shape
+
 
 class TensorImpl:
     """Shape, strides (in elements), storage offset and dtype over one :class:`Storage`."""
 
-    __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype")
+    # _dense caches whether the strides are exactly the contiguous (row-major) strides of the
+    # shape: None until someone asks (views), True for fresh tensors. Shape and strides never
+    # change after creation, so the answer never goes stale. The per-op fast paths read it.
+    __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype", "_dense")
 
     _storage: Storage
     _shape: tuple[int, ...]
@@ -48,6 +54,7 @@ class TensorImpl:
         self._strides = strides
         self._offset = offset
         self._dtype = dtype
+        self._dense = None
         return self
 
     @classmethod
@@ -55,7 +62,22 @@ class TensorImpl:
         """A new contiguous tensor with uninitialized memory. `shape` must already be a valid
         tuple of non-negative ints (it comes from a tensor or a checked argument)."""
         storage = Storage._allocate_default(math.prod(shape) * dtype.itemsize, fn)
-        return cls._make(storage, shape, S.contiguous_strides_of_valid_shape(shape), 0, dtype)
+        self = _new(cls)
+        self._storage = storage
+        self._shape = shape
+        self._strides = _contiguous_strides(shape)
+        self._offset = 0
+        self._dtype = dtype
+        self._dense = True
+        return self
+
+    def _is_dense(self) -> bool:
+        """True when the strides are exactly the row-major contiguous strides of the shape (so
+        the elements are ``numel`` consecutive items from ``data_ptr()``); cached."""
+        dense = self._dense
+        if dense is None:
+            dense = self._dense = self._strides == _contiguous_strides(self._shape)
+        return dense
 
     # ------------------------------------------------------------------ metadata
 
@@ -129,7 +151,7 @@ class TensorImpl:
 
     def is_contiguous(self) -> bool:
         """True when the elements sit in row-major order with no gaps (size-1 dims ignored)."""
-        return S.is_contiguous(self._shape, self._strides)
+        return self._dense or self._is_dense() or S.is_contiguous(self._shape, self._strides)
 
     def is_shared_with(self, other: TensorImpl) -> bool:
         """True when both tensors view the same storage."""
