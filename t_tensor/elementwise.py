@@ -33,8 +33,7 @@ from t_tensor import dtypes
 from t_tensor import strides as S
 from t_tensor._capi import check, lib
 from t_tensor.dtypes import DType
-from t_tensor.storage import adopt
-from t_tensor.tensor_impl import TensorImpl
+from t_tensor.tensor_impl import TensorImpl, wrap_new
 
 __all__ = [
     # binary
@@ -275,24 +274,10 @@ _FAST_UNARY = {
     for fn, op in _UNARY.items()
 }
 
-_new = object.__new__
 _prod = _math.prod
 _binary_new = lib.tt_binary_new
 _binary_scalar_new = lib.tt_binary_scalar_new
 _unary_new = lib.tt_unary_new
-
-
-def _wrap(cls: type, ptr, shape: tuple[int, ...], strides: tuple[int, ...], dtype: DType):
-    """A fresh contiguous tensor of class `cls` over the new storage `ptr` (strides must be the
-    contiguous strides of `shape`)."""
-    result = _new(cls)
-    result._storage = adopt(ptr)
-    result._shape = shape
-    result._strides = strides
-    result._offset = 0
-    result._dtype = dtype
-    result._dense = True
-    return result
 
 
 def _fast_binary(fn: str, a: Any, b: Any):
@@ -307,7 +292,7 @@ def _fast_binary(fn: str, a: Any, b: Any):
                 return None
             ptr = _binary_new(entry[0], _prod(a._shape), a._storage._data + a._offset * dtype.itemsize,
                               b._storage._data + b._offset * dtype.itemsize, dtype.code, entry[1].code)
-            return _wrap(type(a), ptr, a._shape, a._strides, entry[1]) if ptr else None
+            return wrap_new(type(a), ptr, a._shape, a._strides, entry[1]) if ptr else None
         tensor, number, first = a, b, 0
     elif isinstance(b, TensorImpl):
         tensor, number, first, dtype = b, a, 1, b._dtype
@@ -326,7 +311,7 @@ def _fast_binary(fn: str, a: Any, b: Any):
         return None
     ptr = _binary_scalar_new(entry[0], _prod(tensor._shape), tensor._storage._data + tensor._offset * dtype.itemsize,
                              s_int, s_float, is_int, first, dtype.code, entry[1].code)
-    return _wrap(type(tensor), ptr, tensor._shape, tensor._strides, entry[1]) if ptr else None
+    return wrap_new(type(tensor), ptr, tensor._shape, tensor._strides, entry[1]) if ptr else None
 
 
 def binary(fn: str, a: Any, b: Any, out: Any = None) -> Any:
@@ -391,7 +376,7 @@ def unary(fn: str, x: Any, out: Any = None, params: tuple[float, float] = (0.0, 
             ptr = _unary_new(entry[0], _prod(x._shape), x._storage._data + x._offset * dtype.itemsize, dtype.code,
                              entry[1].code)
             if ptr:
-                return _wrap(type(x), ptr, x._shape, x._strides, entry[1])
+                return wrap_new(type(x), ptr, x._shape, x._strides, entry[1])
     op = _UNARY[fn]
     fn = name or fn
     if not isinstance(x, TensorImpl):

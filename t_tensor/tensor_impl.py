@@ -21,12 +21,26 @@ import math
 
 from t_tensor import strides as S
 from t_tensor.dtypes import DType
-from t_tensor.storage import Storage
+from t_tensor.storage import Storage, adopt
 
-__all__ = ["TensorImpl"]
+__all__ = ["TensorImpl", "wrap_new"]
 
 _new = object.__new__
 _contiguous_strides = S.contiguous_strides_of_valid_shape
+
+
+def wrap_new(cls: type, ptr, shape: tuple[int, ...], strides: tuple[int, ...], dtype: DType):
+    """A fresh tensor of class `cls` over the new storage `ptr` (a non-NULL ``tt_storage *``
+    carrying one new reference, from a dispatch.h function), offset 0. `strides` must be the
+    contiguous strides of `shape`."""
+    result = _new(cls)
+    result._storage = adopt(ptr)
+    result._shape = shape
+    result._strides = strides
+    result._offset = 0
+    result._dtype = dtype
+    result._dense = True
+    return result
 
 
 class TensorImpl:

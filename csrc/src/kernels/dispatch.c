@@ -7,6 +7,8 @@
  * with scalar arguments instead of an allocation call, an address call and a call with four shape
  * and stride tuples.
  */
+#include <string.h>
+
 #include "tt/tt.h"
 #include "tt/kernels/elementwise.h"
 #include "tt/kernels/dispatch.h"
@@ -78,4 +80,37 @@ tt_storage *tt_binary_scalar_new(int op, int64_t n, uintptr_t a, int64_t s_int, 
     tt_status status = scalar_first ? tt_binary(op, 1, shape, s, broadcast, a, stride, data, stride, dtype)
                                     : tt_binary(op, 1, shape, a, stride, s, broadcast, data, stride, dtype);
     return finish(out, status);
+}
+
+tt_storage *tt_zeros_new(size_t nbytes) {
+    tt_storage *out = tt_storage_new_default(nbytes);
+    if (out != NULL && nbytes > 0) {
+        memset(tt_storage_data(out), 0, nbytes);
+    }
+    return out;
+}
+
+/* n values of src_dtype at `values`, copied (converted) into a fresh storage of `dtype`. */
+static tt_storage *new_from_values(int64_t n, uintptr_t values, int src_dtype, int dtype) {
+    tt_storage *out = new_output(n, dtype);
+    if (out == NULL) {
+        return NULL;
+    }
+    const int64_t shape[1] = {n};
+    const int64_t stride[1] = {1};
+    return finish(out, tt_copy_strided(1, shape, values, stride, src_dtype, tt_storage_data_address(out), stride,
+                                       dtype));
+}
+
+tt_storage *tt_new_from_doubles(int64_t n, const double *values, int dtype) {
+    return new_from_values(n, (uintptr_t)values, TT_FLOAT64, dtype);
+}
+
+tt_storage *tt_new_from_int64s(int64_t n, const int64_t *values, int dtype) {
+    return new_from_values(n, (uintptr_t)values, TT_INT64, dtype);
+}
+
+tt_storage *tt_external_new(void *data, size_t nbytes, tt_deleter deleter, void *ctx) {
+    tt_storage *out = NULL;
+    return tt_storage_new_external(data, nbytes, deleter, ctx, &out) == TT_OK ? out : NULL;
 }

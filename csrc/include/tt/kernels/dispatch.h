@@ -27,3 +27,17 @@ tt_storage *tt_binary_new(int op, int64_t n, uintptr_t a, uintptr_t b, int dtype
    round), then broadcast (stride 0). Borrows a. */
 tt_storage *tt_binary_scalar_new(int op, int64_t n, uintptr_t a, int64_t s_int, double s_float, int is_int,
                                  int scalar_first, int dtype, int out_dtype);
+
+/* A fresh default storage of nbytes zero bytes (every dtype's zero is all-zero bytes), or NULL
+   when out of memory. */
+tt_storage *tt_zeros_new(size_t nbytes);
+
+/* A fresh default storage holding the n values converted to `dtype` as tt_copy_strided converts
+   (a cast), or NULL on failure (out of memory, bad dtype, n < 0). Python passes a list of floats
+   (resp. ints), which cffi converts to a temporary array. Borrows values. */
+tt_storage *tt_new_from_doubles(int64_t n, const double *values, int dtype);
+tt_storage *tt_new_from_int64s(int64_t n, const int64_t *values, int dtype);
+
+/* tt_storage_new_external returning the storage (NULL on failure, in which case the deleter was
+   not called and the caller still owns the memory), for the per-call path of from_numpy. */
+tt_storage *tt_external_new(void *data, size_t nbytes, tt_deleter deleter, void *ctx);
