@@ -421,7 +421,7 @@ def _broadcast_inputs(fn: str, values: list, in_dtypes: list[DType], template: T
     """The broadcast shape of the tensors among `values`, and each value as (tensor, strides) at
     that shape in its dtype (see `_as_input`)."""
     shapes = [v._shape for v in values if isinstance(v, TensorImpl)]
-    shape = S.broadcast_shapes(*shapes, fn=fn)
+    shape = shapes[0] if shapes.count(shapes[0]) == len(shapes) else S.broadcast_shapes(*shapes, fn=fn)
     return shape, [_as_input(v, d, shape, template, fn) for v, d in zip(values, in_dtypes, strict=True)]
 
 
