@@ -1,8 +1,10 @@
 """Dispatch benchmark: what one tiny op costs in t_tensor, NumPy and PyTorch, in one run.
 
 Every row is an op on a handful of elements, so the time is almost all fixed per-call cost: Python
-work, cffi crossings, allocating the result. Microseconds per call, the best of ``--repeat`` timing
-runs (the minimum is the least noisy estimate on a shared machine; rerun when in doubt).
+work, cffi crossings, allocating the result. Microseconds per call, the best of ``--repeat`` short
+timing runs: on a shared, loaded machine a run longer than a scheduler time slice is always
+interrupted and its per-call time inflates (2-3x here for runs of 10000 calls), so many short runs
+and their minimum estimate the cost on an unshared core best. Rerun when in doubt.
 
 Run by hand: ``python benchmarks/bench_dispatch.py [--quick] [--before PATH]``. ``--before`` takes
 another checkout of t_tensor (built in place) and adds a column with its timings, measured in a
@@ -84,7 +86,7 @@ def breakdown(number: int, repeat: int) -> None:
     """Where the time of ``a + b`` on 4 float32 goes: cumulative steps of the fast path, each
     timed on its own (so each row's cost is the difference to the row above)."""
     from t_tensor._capi import lib
-    from t_tensor.elementwise import _fast_binary
+    from t_tensor.elementwise import binary
     from t_tensor.storage import adopt
     from t_tensor.tensor_impl import wrap_new
 
@@ -99,7 +101,7 @@ def breakdown(number: int, repeat: int) -> None:
         "+ Tensor object (wrap_new)": lambda: wrap_new(
             tt.Tensor, binary_new(0, 4, address, address, 7, 7), shape, strides, dtype
         ),
-        "+ checks and table lookup (_fast_binary)": lambda: _fast_binary("add", a, a),
+        "+ checks and table lookup (binary)": lambda: binary("add", a, a),
         "+ operator dispatch (a + a)": lambda: a + a,
     }
     print("| step of a + b (4 float32) | us per call (cumulative) |")
@@ -116,12 +118,13 @@ def best_us(fn, number: int, repeat: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer calls per timing run")
-    parser.add_argument("--repeat", type=int, default=7, help="timing runs per row (the best is reported)")
+    parser.add_argument("--repeat", type=int, default=25, help="timing runs per row (the best is reported)")
     parser.add_argument("--before", help="path of another t_tensor checkout to time first (a 'before' column)")
+    parser.add_argument("--rounds", type=int, default=2, help="alternating rounds (each cell keeps its best)")
     parser.add_argument("--breakdown", action="store_true", help="time the steps of a + b instead")
     parser.add_argument("--tt-only-json", action="store_true", help=argparse.SUPPRESS)  # used for --before
     args = parser.parse_args()
-    number = 2000 if args.quick else 10000
+    number = 300 if args.quick else 1000
     if args.breakdown:
         breakdown(number, args.repeat)
         return
@@ -129,23 +132,32 @@ def main() -> None:
     if args.tt_only_json:
         print(json.dumps({name: best_us(fns[0], number, args.repeat) for name, fns in table.items()}))
         return
-    before = {}
-    if args.before:
-        env = dict(os.environ, PYTHONPATH=os.path.abspath(args.before))
-        command = [sys.executable, os.path.abspath(__file__), "--tt-only-json", "--repeat", str(args.repeat)]
-        command += ["--quick"] if args.quick else []
-        output = subprocess.run(command, env=env, cwd=args.before, check=True, capture_output=True, text=True)
-        before = json.loads(output.stdout)
-    head = "| op (us per call, lower is better) |" + (" before |" if before else "") + "     tt |  numpy |  torch |"
-    print(head)
-    print("|" + "---|" * (head.count("|") - 1))
-    for name, (f_tt, f_np, f_torch) in table.items():
-        cells = [f"{before[name]:6.2f}"] if before else []
-        cells.append(f"{best_us(f_tt, number, args.repeat):6.2f}")
-        for fn in (f_np, f_torch):
-            cells.append(f"{best_us(fn, number, args.repeat):6.2f}" if fn else "   n/a")
+    # Rounds alternate between the checkouts (and the libraries), and each cell keeps its best,
+    # so that a drift in the machine's load hits both sides alike.
+    best: dict[tuple[str, str], float] = {}
+
+    def keep(key: tuple[str, str], value: float) -> None:
+        best[key] = min(value, best.get(key, value))
+
+    for _ in range(args.rounds):
+        if args.before:
+            env = dict(os.environ, PYTHONPATH=os.path.abspath(args.before))
+            command = [sys.executable, os.path.abspath(__file__), "--tt-only-json", "--repeat", str(args.repeat)]
+            command += ["--quick"] if args.quick else []
+            output = subprocess.run(command, env=env, cwd=args.before, check=True, capture_output=True, text=True)
+            for name, value in json.loads(output.stdout).items():
+                keep((name, "before"), value)
+        for name, fns in table.items():
+            for lib, fn in zip(("tt", "numpy", "torch"), fns, strict=True):
+                if fn:
+                    keep((name, lib), best_us(fn, number, args.repeat))
+    columns = (["before"] if args.before else []) + ["tt", "numpy", "torch"]
+    print("| op (us per call, lower is better) | " + " | ".join(f"{c:>6}" for c in columns) + " |")
+    print("|---|" + "---|" * len(columns))
+    for name in table:
+        cells = [f"{best[(name, c)]:6.2f}" if (name, c) in best else "   n/a" for c in columns]
         print(f"| {name:<33} | " + " | ".join(cells) + " |", flush=True)
-    print("\ntorch runs with 1 thread; best of", args.repeat, "timing runs of", number, "calls each.")
+    print(f"\ntorch runs with 1 thread; best of {args.rounds} x {args.repeat} timing runs of {number} calls each.")
 
 
 if __name__ == "__main__":

@@ -202,7 +202,13 @@ def _as_input(value: Any, dtype: DType, shape: tuple[int, ...], template: Tensor
         return value, S.expand_strides(value._shape, value._strides, shape, fn=fn)
     if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
         raise RuntimeError(f"{fn}: Overflow when unpacking long: {value} does not fit in int64")
-    scalar = type(template)._empty((), dtype, fn)._fill_unchecked(value)  # converts like a cast (wraps)
+    # A 0-d tensor holding the number converted like a cast (wraps), made in one C call.
+    is_float = type(value) is float
+    ptr = _scalar_new(0 if is_float else value, value if is_float else 0.0, not is_float, dtype.code)
+    if ptr:
+        scalar = wrap_new(type(template), ptr, (), (), dtype)
+    else:  # out of memory: the general fill raises the MemoryError
+        scalar = type(template)._empty((), dtype, fn)._fill_unchecked(value)
     return scalar, (0,) * len(shape)
 
 
@@ -278,26 +284,19 @@ _prod = _math.prod
 _binary_new = lib.tt_binary_new
 _binary_scalar_new = lib.tt_binary_scalar_new
 _unary_new = lib.tt_unary_new
+_scalar_new = lib.tt_scalar_new
 
 
-def _fast_binary(fn: str, a: Any, b: Any):
-    """`fn` on the simple cases (see above) in one C call, or None to take the general path."""
+def _fast_scalar(fn: str, a: Any, b: Any):
+    """`fn` of a contiguous tensor and a Python int or float (either side) in one C call, or None
+    to take the general path."""
     if isinstance(a, TensorImpl):
-        dtype = a._dtype
-        if type(b) is type(a):
-            if b._dtype is not dtype or a._shape != b._shape:
-                return None
-            entry = _FAST_BINARY[fn][dtype.code]
-            if entry is None or not (a._dense or a._is_dense()) or not (b._dense or b._is_dense()):
-                return None
-            ptr = _binary_new(entry[0], _prod(a._shape), a._storage._data + a._offset * dtype.itemsize,
-                              b._storage._data + b._offset * dtype.itemsize, dtype.code, entry[1].code)
-            return wrap_new(type(a), ptr, a._shape, a._strides, entry[1]) if ptr else None
         tensor, number, first = a, b, 0
     elif isinstance(b, TensorImpl):
-        tensor, number, first, dtype = b, a, 1, b._dtype
+        tensor, number, first = b, a, 1
     else:
         return None
+    dtype = tensor._dtype
     kind = type(number)
     if kind is float:
         entry = _FAST_SCALAR_FLOAT[fn][dtype.code]
@@ -317,9 +316,22 @@ def _fast_binary(fn: str, a: Any, b: Any):
 def binary(fn: str, a: Any, b: Any, out: Any = None) -> Any:
     """Run the binary op `fn` ("add", "lt", ...) with broadcasting, promotion and optional `out`."""
     if out is None:
-        result = _fast_binary(fn, a, b)
-        if result is not None:
-            return result
+        if type(a) is type(b) and isinstance(a, TensorImpl):
+            # The fast path for two tensors (see above), inlined: it is the commonest call.
+            dtype = a._dtype
+            if b._dtype is dtype and a._shape == b._shape and (a._dense or a._is_dense()) and (
+                b._dense or b._is_dense()
+            ):
+                entry = _FAST_BINARY[fn][dtype.code]
+                if entry is not None:
+                    ptr = _binary_new(entry[0], _prod(a._shape), a._storage._data + a._offset * dtype.itemsize,
+                                      b._storage._data + b._offset * dtype.itemsize, dtype.code, entry[1].code)
+                    if ptr:
+                        return wrap_new(type(a), ptr, a._shape, a._strides, entry[1])
+        else:
+            result = _fast_scalar(fn, a, b)
+            if result is not None:
+                return result
     op = _BINARY[fn]
     a, b = _operand(a, fn), _operand(b, fn)
     template = a if isinstance(a, TensorImpl) else b

@@ -38,11 +38,13 @@ __all__ = ["from_numpy", "wrap_numpy", "from_dlpack", "array_interface", "to_dlp
 # itself must stay alive until the storage is done, so it is parked here, keyed by its address.
 
 _handles: dict[int, Any] = {}
+_UINTPTR = ffi.typeof("uintptr_t")
+_VOID_P = ffi.typeof("void *")  # parsed once: casts run on every from_numpy
 
 
 def _park(obj: Any):
     handle = ffi.new_handle(obj)
-    _handles[int(ffi.cast("uintptr_t", handle))] = handle
+    _handles[int(ffi.cast(_UINTPTR, handle))] = handle
     return handle
 
 
@@ -50,13 +52,13 @@ def _park(obj: Any):
 def tt_py_release_handle(ctx, data):  # noqa: ARG001 - the C deleter signature
     """Called by C when the last strong reference to a wrapped NumPy array's storage goes."""
     try:
-        _handles.pop(int(ffi.cast("uintptr_t", ctx)), None)
+        _handles.pop(int(ffi.cast(_UINTPTR, ctx)), None)
     except Exception:  # interpreter shutdown: the dict may already be gone; nothing to free then
         pass
 
 
 def _address(cdata) -> int:
-    return int(ffi.cast("uintptr_t", cdata))
+    return int(ffi.cast(_UINTPTR, cdata))
 
 
 # ---------------------------------------------------------------------- NumPy
@@ -120,7 +122,7 @@ def wrap_numpy(array: np.ndarray, fn: str) -> Tensor:
     else:
         address = array.ctypes.data
     handle = _park(array)
-    ptr = lib.tt_external_new(ffi.cast("void *", address), extent * itemsize, lib.tt_py_release_handle, handle)
+    ptr = lib.tt_external_new(ffi.cast(_VOID_P, address), extent * itemsize, lib.tt_py_release_handle, handle)
     if not ptr:
         _handles.pop(_address(handle), None)
         raise MemoryError(f"{fn}: out of memory")

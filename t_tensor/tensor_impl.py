@@ -20,12 +20,14 @@ from __future__ import annotations
 import math
 
 from t_tensor import strides as S
+from t_tensor._capi import lib
 from t_tensor.dtypes import DType
-from t_tensor.storage import Storage, adopt
+from t_tensor.storage import Storage
 
 __all__ = ["TensorImpl", "wrap_new"]
 
 _new = object.__new__
+_DATA_ADDRESS = lib.tt_storage_data_address
 _contiguous_strides = S.contiguous_strides_of_valid_shape
 
 
@@ -33,8 +35,11 @@ def wrap_new(cls: type, ptr, shape: tuple[int, ...], strides: tuple[int, ...], d
     """A fresh tensor of class `cls` over the new storage `ptr` (a non-NULL ``tt_storage *``
     carrying one new reference, from a dispatch.h function), offset 0. `strides` must be the
     contiguous strides of `shape`."""
+    storage = _new(Storage)  # storage.adopt, inlined: this runs once per op
+    storage._data = _DATA_ADDRESS(ptr)
+    storage._ptr = ptr
     result = _new(cls)
-    result._storage = adopt(ptr)
+    result._storage = storage
     result._shape = shape
     result._strides = strides
     result._offset = 0

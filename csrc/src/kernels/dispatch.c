@@ -114,3 +114,13 @@ tt_storage *tt_external_new(void *data, size_t nbytes, tt_deleter deleter, void 
     tt_storage *out = NULL;
     return tt_storage_new_external(data, nbytes, deleter, ctx, &out) == TT_OK ? out : NULL;
 }
+
+tt_storage *tt_scalar_new(int64_t s_int, double s_float, int is_int, int dtype) {
+    tt_storage *out = new_output(1, dtype);
+    if (out == NULL) {
+        return NULL;
+    }
+    uintptr_t source = is_int ? (uintptr_t)&s_int : (uintptr_t)&s_float;
+    return finish(out, tt_copy_strided(0, NULL, source, NULL, is_int ? TT_INT64 : TT_FLOAT64,
+                                       tt_storage_data_address(out), NULL, dtype));
+}

@@ -41,3 +41,8 @@ tt_storage *tt_new_from_int64s(int64_t n, const int64_t *values, int dtype);
 /* tt_storage_new_external returning the storage (NULL on failure, in which case the deleter was
    not called and the caller still owns the memory), for the per-call path of from_numpy. */
 tt_storage *tt_external_new(void *data, size_t nbytes, tt_deleter deleter, void *ctx);
+
+/* A fresh default storage holding one element of `dtype`: the int64 `s_int` when is_int != 0,
+   else the double `s_float`, converted as tt_copy_strided converts (a cast: integers wrap, floats
+   round). NULL on failure (out of memory, bad dtype). */
+tt_storage *tt_scalar_new(int64_t s_int, double s_float, int is_int, int dtype);
