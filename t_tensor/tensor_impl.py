@@ -22,12 +22,13 @@ import math
 from t_tensor import strides as S
 from t_tensor._capi import lib
 from t_tensor.dtypes import DType
-from t_tensor.storage import Storage
+from t_tensor.storage import _MAX_NBYTES, Storage
 
 __all__ = ["TensorImpl", "wrap_new"]
 
 _new = object.__new__
 _DATA_ADDRESS = lib.tt_storage_data_address
+_NEW_DEFAULT = lib.tt_storage_new_default
 _contiguous_strides = S.contiguous_strides_of_valid_shape
 
 
@@ -80,15 +81,12 @@ class TensorImpl:
     def _empty(cls, shape: tuple[int, ...], dtype: DType, fn: str = "empty"):
         """A new contiguous tensor with uninitialized memory. `shape` must already be a valid
         tuple of non-negative ints (it comes from a tensor or a checked argument)."""
-        storage = Storage._allocate_default(math.prod(shape) * dtype.itemsize, fn)
-        self = _new(cls)
-        self._storage = storage
-        self._shape = shape
-        self._strides = _contiguous_strides(shape)
-        self._offset = 0
-        self._dtype = dtype
-        self._dense = True
-        return self
+        nbytes = math.prod(shape) * dtype.itemsize
+        ptr = _NEW_DEFAULT(nbytes) if nbytes <= _MAX_NBYTES else None
+        if ptr:
+            return wrap_new(cls, ptr, shape, _contiguous_strides(shape), dtype)
+        storage = Storage._allocate_default(nbytes, fn)  # too large or out of memory: raises
+        return cls._make(storage, shape, _contiguous_strides(shape), 0, dtype)  # (if memory came back)
 
     def _is_dense(self) -> bool:
         """True when the strides are exactly the row-major contiguous strides of the shape (so

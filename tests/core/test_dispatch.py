@@ -209,6 +209,7 @@ def test_view_fast_path_matches_view_strides(sizes) -> None:
 # ---------------------------------------------------------------------- creation and interop
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")  # NumPy's, general path
 @pytest.mark.parametrize("dtype", [None, *ALL], ids=lambda d: "none" if d is None else d.name)
 @pytest.mark.parametrize("data", [[1.0, 2.5, -3.25], [0.1], [1, -2, 3], [2**62], [float("nan"), 1e300]])
 def test_tensor_of_flat_lists_equals_the_numpy_path(data, dtype) -> None:
