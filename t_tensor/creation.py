@@ -17,11 +17,14 @@ from typing import Any
 import numpy as np
 
 from t_tensor import dtypes
-from t_tensor._capi import check, lib
+from t_tensor._capi import check, ffi, lib
 from t_tensor.dtypes import DType
 from t_tensor.interop import wrap_numpy
 from t_tensor.random import Generator, default_generator
+from t_tensor.storage import _MAX_NBYTES
+from t_tensor.strides import contiguous_strides_of_valid_shape
 from t_tensor.tensor import Tensor, check_device, copy_into
+from t_tensor.tensor_impl import wrap_new
 from t_tensor.views import _shape_args
 
 __all__ = [
@@ -48,6 +51,12 @@ __all__ = [
 
 
 def _size(args: tuple, fn: str) -> tuple[int, ...]:
+    sizes = args[0] if len(args) == 1 and type(args[0]) is tuple else args
+    for size in sizes:  # fast path: plain non-negative ints (bool is not an int here)
+        if type(size) is not int or size < 0:
+            break
+    else:
+        return sizes
     shape = _shape_args(args, fn)
     for size in shape:
         if size < 0:
@@ -105,8 +114,12 @@ def zeros(*size: Any, shape: Any = None, dtype: Any = None, device: Any = None) 
     """
     check_device(device, "zeros")
     shape = _shape(size, shape, "zeros")
-    result = Tensor._empty(shape, _dtype(dtype, dtypes.get_default_dtype(), "zeros"), "zeros")
-    return result._fill_unchecked(0)  # a fresh tensor: nothing to re-validate
+    target = _dtype(dtype, dtypes.get_default_dtype(), "zeros")
+    nbytes = math.prod(shape) * target.itemsize
+    ptr = lib.tt_zeros_new(nbytes) if nbytes <= _MAX_NBYTES else ffi.NULL  # zero bytes are zero in every dtype
+    if not ptr:
+        return Tensor._empty(shape, target, "zeros")._fill_unchecked(0)  # raises the MemoryError
+    return wrap_new(Tensor, ptr, shape, contiguous_strides_of_valid_shape(shape), target)
 
 
 def ones(*size: Any, shape: Any = None, dtype: Any = None, device: Any = None) -> Tensor:
@@ -205,6 +218,32 @@ def _infer_dtype(array: np.ndarray, from_numpy: bool, fn: str) -> DType:
     raise TypeError(f"{fn}: unsupported data of NumPy dtype {array.dtype} (complex, string, ...)")
 
 
+def _from_flat_list(data: list, target: DType | None) -> Tensor | None:
+    """tensor() of a non-empty list of Python floats only (or ints only), in one C call and
+    without NumPy: cffi turns the list into a double (int64) array, which C converts to the dtype
+    as the general path's copy does. None for anything else (nested lists, mixed or other types,
+    ints beyond int64): the general path handles those and raises the precise errors."""
+    kind = type(data[0])
+    if kind is float:
+        make, inferred = lib.tt_new_from_doubles, dtypes.get_default_dtype()
+    elif kind is int:
+        make, inferred = lib.tt_new_from_int64s, dtypes.int64
+    else:
+        return None
+    for value in data:
+        if type(value) is not kind:
+            return None
+    dtype = target or inferred
+    try:
+        ptr = make(len(data), data, dtype.code)
+    except OverflowError:  # an int beyond int64
+        return None
+    if not ptr:
+        return None
+    shape = (len(data),)
+    return wrap_new(Tensor, ptr, shape, (1,), dtype)
+
+
 def tensor(data: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, NumPy arrays, tensors).
 
@@ -214,6 +253,10 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     """
     check_device(device, "tensor")
     target = None if dtype is None else dtypes.as_dtype(dtype, fn="tensor")
+    if type(data) is list and data:
+        result = _from_flat_list(data, target)
+        if result is not None:
+            return result
     if isinstance(data, Tensor):
         return data.to(target or data.dtype, copy=True)
     from_numpy = isinstance(data, (np.ndarray, np.generic))

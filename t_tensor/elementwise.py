@@ -33,7 +33,7 @@ from t_tensor import dtypes
 from t_tensor import strides as S
 from t_tensor._capi import check, lib
 from t_tensor.dtypes import DType
-from t_tensor.tensor_impl import TensorImpl
+from t_tensor.tensor_impl import TensorImpl, wrap_new
 
 __all__ = [
     # binary
@@ -202,7 +202,13 @@ def _as_input(value: Any, dtype: DType, shape: tuple[int, ...], template: Tensor
         return value, S.expand_strides(value._shape, value._strides, shape, fn=fn)
     if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
         raise RuntimeError(f"{fn}: Overflow when unpacking long: {value} does not fit in int64")
-    scalar = type(template)._empty((), dtype, fn)._fill_unchecked(value)  # converts like a cast (wraps)
+    # A 0-d tensor holding the number converted like a cast (wraps), made in one C call.
+    is_float = type(value) is float
+    ptr = _scalar_new(0 if is_float else value, value if is_float else 0.0, not is_float, dtype.code)
+    if ptr:
+        scalar = wrap_new(type(template), ptr, (), (), dtype)
+    else:  # out of memory: the general fill raises the MemoryError
+        scalar = type(template)._empty((), dtype, fn)._fill_unchecked(value)
     return scalar, (0,) * len(shape)
 
 
@@ -233,8 +239,99 @@ def _output(fn: str, shape: tuple[int, ...], dtype: DType, out: Any, template: T
     return type(template)._empty(shape, dtype, fn), out
 
 
+# ---------------------------------------------------------------------- the fast paths
+# Most calls are the simple case: tensors of one dtype and one shape, laid out contiguously, or a
+# tensor and a Python number, and a fresh output. For those, the four steps above reduce to one
+# table lookup and one C call that allocates the output and runs the same kernel
+# (``tt_binary_new`` and friends, csrc/include/tt/kernels/dispatch.h). The tables are computed
+# from the general path's own rules below, so the two paths cannot disagree: an entry exists only
+# where the general path would compute in the operand's dtype without any error or special case.
+# Anything else (broadcasting, promotion, strides, out=, a C failure) takes the general path,
+# which then also raises the precise error.
+
+
+def _fast_entry(fn: str, op: _Op, dtype: DType):
+    """(op code, output dtype) when `fn` on `dtype` operands computes in `dtype` with no error."""
+    try:
+        if _compute_dtype(fn, op, dtype) is not dtype:
+            return None
+    except (RuntimeError, TypeError):
+        return None
+    return (op.code, dtypes.bool if op.gives == "bool" else dtype)
+
+
+# fn -> list indexed by dtype code. Tensor-tensor, same dtype: no promotion step changes anything.
+_FAST_BINARY = {fn: [_fast_entry(fn, op, d) for d in dtypes.ALL_DTYPES] for fn, op in _BINARY.items()}
+# Tensor and Python int or float with the tensor's dtype winning (result_type: a number never
+# widens a tensor of its category or above). Bool tensors are left out (bool + 1 is int64), and
+# integer pow (negative exponents are refused) and bool-special rules stay on the general path.
+_FAST_SCALAR_INT = {
+    fn: [None if d is dtypes.bool or (fn == "pow" and not d.is_floating_point) else e
+         for d, e in zip(dtypes.ALL_DTYPES, row, strict=True)]
+    for fn, row in _FAST_BINARY.items()
+}
+_FAST_SCALAR_FLOAT = {
+    fn: [e if d.is_floating_point else None for d, e in zip(dtypes.ALL_DTYPES, row, strict=True)]
+    for fn, row in _FAST_BINARY.items()
+}
+_FAST_UNARY = {
+    fn: [None if op.param or (fn in _IDENTITY_ON_INTEGERS and not d.is_floating_point) else _fast_entry(fn, op, d)
+         for d in dtypes.ALL_DTYPES]
+    for fn, op in _UNARY.items()
+}
+
+_prod = _math.prod
+_binary_new = lib.tt_binary_new
+_binary_scalar_new = lib.tt_binary_scalar_new
+_unary_new = lib.tt_unary_new
+_scalar_new = lib.tt_scalar_new
+
+
+def _fast_scalar(fn: str, a: Any, b: Any):
+    """`fn` of a contiguous tensor and a Python int or float (either side) in one C call, or None
+    to take the general path."""
+    if isinstance(a, TensorImpl):
+        tensor, number, first = a, b, 0
+    elif isinstance(b, TensorImpl):
+        tensor, number, first = b, a, 1
+    else:
+        return None
+    dtype = tensor._dtype
+    kind = type(number)
+    if kind is float:
+        entry = _FAST_SCALAR_FLOAT[fn][dtype.code]
+        is_int, s_int, s_float = 0, 0, number
+    elif kind is int and _INT64_MIN <= number <= _INT64_MAX:
+        entry = _FAST_SCALAR_INT[fn][dtype.code]
+        is_int, s_int, s_float = 1, number, 0.0
+    else:
+        return None
+    if entry is None or not (tensor._dense or tensor._is_dense()):
+        return None
+    ptr = _binary_scalar_new(entry[0], _prod(tensor._shape), tensor._storage._data + tensor._offset * dtype.itemsize,
+                             s_int, s_float, is_int, first, dtype.code, entry[1].code)
+    return wrap_new(type(tensor), ptr, tensor._shape, tensor._strides, entry[1]) if ptr else None
+
+
 def binary(fn: str, a: Any, b: Any, out: Any = None) -> Any:
     """Run the binary op `fn` ("add", "lt", ...) with broadcasting, promotion and optional `out`."""
+    if out is None:
+        if type(a) is type(b) and isinstance(a, TensorImpl):
+            # The fast path for two tensors (see above), inlined: it is the commonest call.
+            dtype = a._dtype
+            if b._dtype is dtype and a._shape == b._shape and (a._dense or a._is_dense()) and (
+                b._dense or b._is_dense()
+            ):
+                entry = _FAST_BINARY[fn][dtype.code]
+                if entry is not None:
+                    ptr = _binary_new(entry[0], _prod(a._shape), a._storage._data + a._offset * dtype.itemsize,
+                                      b._storage._data + b._offset * dtype.itemsize, dtype.code, entry[1].code)
+                    if ptr:
+                        return wrap_new(type(a), ptr, a._shape, a._strides, entry[1])
+        else:
+            result = _fast_scalar(fn, a, b)
+            if result is not None:
+                return result
     op = _BINARY[fn]
     a, b = _operand(a, fn), _operand(b, fn)
     template = a if isinstance(a, TensorImpl) else b
@@ -284,6 +381,14 @@ def _scaled(fn: str, input: Any, other: Any, alpha: Any) -> Any:
 def unary(fn: str, x: Any, out: Any = None, params: tuple[float, float] = (0.0, 0.0), name: str = "") -> Any:
     """Run the unary op `fn` ("exp", "isnan", ...) with promotion and optional `out`; `params` go to
     the ops of ``tt_unary_param``. `name` (default `fn`) is the function errors are reported as."""
+    if out is None and isinstance(x, TensorImpl) and (x._dense or x._is_dense()):
+        dtype = x._dtype
+        entry = _FAST_UNARY[fn][dtype.code]
+        if entry is not None:
+            ptr = _unary_new(entry[0], _prod(x._shape), x._storage._data + x._offset * dtype.itemsize, dtype.code,
+                             entry[1].code)
+            if ptr:
+                return wrap_new(type(x), ptr, x._shape, x._strides, entry[1])
     op = _UNARY[fn]
     fn = name or fn
     if not isinstance(x, TensorImpl):
@@ -328,7 +433,7 @@ def _broadcast_inputs(fn: str, values: list, in_dtypes: list[DType], template: T
     """The broadcast shape of the tensors among `values`, and each value as (tensor, strides) at
     that shape in its dtype (see `_as_input`)."""
     shapes = [v._shape for v in values if isinstance(v, TensorImpl)]
-    shape = S.broadcast_shapes(*shapes, fn=fn)
+    shape = shapes[0] if shapes.count(shapes[0]) == len(shapes) else S.broadcast_shapes(*shapes, fn=fn)
     return shape, [_as_input(v, d, shape, template, fn) for v, d in zip(values, in_dtypes, strict=True)]
 
 

@@ -26,7 +26,7 @@ import numpy as np
 from t_tensor import dtypes
 from t_tensor import strides as S
 from t_tensor._capi import check, ffi, lib
-from t_tensor.storage import Storage
+from t_tensor.storage import Storage, adopt
 
 if TYPE_CHECKING:
     from t_tensor.tensor import Tensor
@@ -38,11 +38,13 @@ __all__ = ["from_numpy", "wrap_numpy", "from_dlpack", "array_interface", "to_dlp
 # itself must stay alive until the storage is done, so it is parked here, keyed by its address.
 
 _handles: dict[int, Any] = {}
+_UINTPTR = ffi.typeof("uintptr_t")
+_VOID_P = ffi.typeof("void *")  # parsed once: casts run on every from_numpy
 
 
 def _park(obj: Any):
     handle = ffi.new_handle(obj)
-    _handles[int(ffi.cast("uintptr_t", handle))] = handle
+    _handles[int(ffi.cast(_UINTPTR, handle))] = handle
     return handle
 
 
@@ -50,13 +52,13 @@ def _park(obj: Any):
 def tt_py_release_handle(ctx, data):  # noqa: ARG001 - the C deleter signature
     """Called by C when the last strong reference to a wrapped NumPy array's storage goes."""
     try:
-        _handles.pop(int(ffi.cast("uintptr_t", ctx)), None)
+        _handles.pop(int(ffi.cast(_UINTPTR, ctx)), None)
     except Exception:  # interpreter shutdown: the dict may already be gone; nothing to free then
         pass
 
 
 def _address(cdata) -> int:
-    return int(ffi.cast("uintptr_t", cdata))
+    return int(ffi.cast(_UINTPTR, cdata))
 
 
 # ---------------------------------------------------------------------- NumPy
@@ -90,42 +92,60 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 def wrap_numpy(array: np.ndarray, fn: str) -> Tensor:
     """The zero-copy wrapping behind :func:`from_numpy`, for callers that checked the array."""
-    from t_tensor.tensor import Tensor
+    global _Tensor
+    if _Tensor is None:  # imported on first use: tensor.py imports this module
+        from t_tensor.tensor import Tensor as _Tensor
 
-    dtype = dtypes.from_numpy_dtype(array.dtype, fn=fn)
+    dtype = _NUMPY_DTYPES.get(array.dtype) or dtypes.from_numpy_dtype(array.dtype, fn=fn)
     itemsize = dtype.itemsize
-    if any(s < 0 for s in array.strides):
-        raise ValueError(
-            f"{fn}: at least one stride in the given numpy array is negative; tensors do not "
-            "support negative strides (use array.copy())"
-        )
-    if any(s % itemsize for s in array.strides):
-        raise ValueError(f"{fn}: strides {array.strides} are not multiples of the element size {itemsize}")
-    if not array.flags.aligned:
+    shape = array.shape
+    strides = []
+    extent = 1  # storage elements needed: one past the farthest element (0 if empty)
+    for size, step in zip(shape, array.strides, strict=True):
+        if step < 0:
+            raise ValueError(
+                f"{fn}: at least one stride in the given numpy array is negative; tensors do not "
+                "support negative strides (use array.copy())"
+            )
+        elements, remainder = divmod(step, itemsize)
+        if remainder:
+            raise ValueError(f"{fn}: strides {array.strides} are not multiples of the element size {itemsize}")
+        strides.append(elements)
+        extent = 0 if size == 0 or extent == 0 else extent + (size - 1) * elements
+    flags = array.flags
+    if not flags.aligned:
         raise ValueError(f"{fn}: the array is not aligned to its element size (use array.copy())")
-    shape = tuple(array.shape)
-    strides = tuple(s // itemsize for s in array.strides)
-    nbytes = S.storage_extent(shape, strides, 0) * itemsize
+    # The address of the first element: through the buffer protocol (fast) for C-contiguous
+    # arrays with elements, else NumPy's ctypes attribute.
+    if flags.c_contiguous and extent:
+        address = _address(ffi.from_buffer(array))
+    else:
+        address = array.ctypes.data
     handle = _park(array)
-    out = ffi.new("tt_storage **")
-    status = lib.tt_storage_new_external(
-        ffi.cast("void *", array.ctypes.data), nbytes, lib.tt_py_release_handle, handle, out
-    )
-    if status != 0:
+    ptr = lib.tt_external_new(ffi.cast(_VOID_P, address), extent * itemsize, lib.tt_py_release_handle, handle)
+    if not ptr:
         _handles.pop(_address(handle), None)
-        check(status, fn)
-    return Tensor._make(Storage(out[0]), shape, strides, 0, dtype)
+        raise MemoryError(f"{fn}: out of memory")
+    return _Tensor._make(adopt(ptr), shape, tuple(strides), 0, dtype)
+
+
+_Tensor = None
+
+# NumPy dtypes t_tensor has, for the per-call lookup (anything else goes through from_numpy_dtype,
+# which also explains why it is refused).
+_NUMPY_DTYPES = {dtype.numpy: dtype for dtype in dtypes.ALL_DTYPES}
 
 
 def array_interface(tensor: Tensor) -> dict[str, Any]:
     """The ``__array_interface__`` dict (version 3) describing a tensor's memory."""
-    itemsize = tensor.dtype.itemsize
+    dtype = tensor._dtype
+    itemsize = dtype.itemsize
     return {
         "version": 3,
-        "shape": tensor.shape,
-        "typestr": tensor.dtype.typestr,
-        "data": (tensor.data_ptr(), False),
-        "strides": None if tensor.is_contiguous() else tuple(s * itemsize for s in tensor.stride()),
+        "shape": tensor._shape,
+        "typestr": dtype.typestr,
+        "data": (tensor._storage._data + tensor._offset * itemsize, False),
+        "strides": None if tensor.is_contiguous() else tuple(s * itemsize for s in tensor._strides),
     }
 
 

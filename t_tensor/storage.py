@@ -38,6 +38,22 @@ _MAX_NBYTES = 2**63 - 1
 _STORAGE_POINTER = ffi.typeof("tt_storage *")
 
 
+_new = object.__new__
+_RETAIN = lib.tt_storage_retain
+_RELEASE = lib.tt_storage_release
+_DATA_ADDRESS = lib.tt_storage_data_address
+
+
+def adopt(ptr) -> Storage:
+    """Wrap a fresh, non-NULL ``tt_storage *`` returned by C (a plain pointer carrying one new
+    strong reference, e.g. from ``tt_storage_new_default`` or the dispatch.h fast paths): the
+    per-op path, no checks, no cast."""
+    self = _new(Storage)
+    self._data = _DATA_ADDRESS(ptr)
+    self._ptr = ptr
+    return self
+
+
 def _checked_pointer(ptr, cls: str):
     """The constructors take a C pointer handed over by this library; anything else (an int, a
     NULL) would be dereferenced by C, so it is refused here."""
@@ -49,17 +65,39 @@ def _checked_pointer(ptr, cls: str):
 class Storage:
     """Owns one strong reference to a C storage. Construct with the class methods, not directly."""
 
+    # _ptr: a plain (non-owning) cdata pointer; this object owns one strong reference to it and
+    # releases it in __del__, exactly once. Several Storage objects (one per tensor) may hold the
+    # same cdata object: each owns its own reference. _data: the data address as an int, read once.
+    #
+    # Why __del__ and not ffi.gc: ffi.gc makes a second, owning cdata object per storage and
+    # calls back through it at collection, which costs more than a slotted __del__ on the per-op
+    # path. The semantics are the same: CPython runs __del__ when the last reference goes (at the
+    # `del`, as the use_count tests check), exactly once (PEP 442), also for objects in cycles.
+    # A copy of the object would release twice, so copying makes a new owner (share()) and
+    # pickling is refused.
     __slots__ = ("_ptr", "_data", "__weakref__")
 
     def __init__(self, owned_ptr, data: int | None = None) -> None:
-        # Steals the strong reference `owned_ptr` carries; ffi.gc releases it when this object
-        # is collected, exactly once. The cast makes a plain, non-owning pointer first: ffi.gc on
-        # a pointer that is itself an ffi.gc object would keep that object (and the reference it
-        # owns) alive for as long as this one lives.
-        self._ptr = ffi.gc(_checked_pointer(owned_ptr, "Storage"), lib.tt_storage_release)
-        if data is None:
-            data = lib.tt_storage_data_address(owned_ptr)
-        self._data = data
+        # Steals the strong reference `owned_ptr` carries. The cast makes a plain pointer: the
+        # argument may be an ffi.gc object (a WeakStorage's), which must not be kept alive.
+        ptr = _checked_pointer(owned_ptr, "Storage")
+        self._data = lib.tt_storage_data_address(ptr) if data is None else data
+        self._ptr = ptr  # set last: __del__ releases only a fully built owner
+
+    def __del__(self, _release=_RELEASE) -> None:
+        # The default argument keeps the C function reachable during interpreter shutdown, when
+        # module globals may already be cleared.
+        try:
+            ptr = self._ptr
+        except AttributeError:  # __init__ failed before taking ownership: nothing to release
+            return
+        _release(ptr)
+
+    def __copy__(self) -> Storage:
+        return self.share()
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("Storage: cannot be pickled or deep-copied (it owns C memory); copy the tensor instead")
 
     @classmethod
     def allocate(cls, nbytes: int, allocator=None, *, fn: str = "Storage.allocate") -> Storage:
@@ -89,17 +127,18 @@ class Storage:
         if nbytes > _MAX_NBYTES:
             raise MemoryError(f"{fn}: cannot allocate {nbytes} bytes")
         ptr = lib.tt_storage_new_default(nbytes)
-        if ptr == ffi.NULL:
+        if not ptr:
             raise MemoryError(f"{fn}: out of memory ({nbytes} bytes)")
-        self = object.__new__(cls)
-        self._ptr = ffi.gc(ptr, lib.tt_storage_release)
-        self._data = lib.tt_storage_data_address(ptr)
-        return self
+        return adopt(ptr)
 
     def share(self) -> Storage:
         """Another owner of the same bytes: a new strong reference (use_count grows by one)."""
-        lib.tt_storage_retain(self._ptr)
-        return Storage(self._ptr, self._data)
+        ptr = self._ptr
+        _RETAIN(ptr)
+        other = _new(Storage)
+        other._data = self._data
+        other._ptr = ptr
+        return other
 
     def use_count(self) -> int:
         """Strong references: how many owners keep the data alive."""

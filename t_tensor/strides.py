@@ -569,6 +569,52 @@ def _slice_bound(b: Any, fn: str) -> int | None:
         raise TypeError(f"{fn}: slice indices must be integers or None, got {type(b).__name__}") from None
 
 
+def simple_index(shape: Shape, strides: Strides, offset: int, key: Any) -> tuple[Shape, Strides, int] | None:
+    """:func:`basic_index` for the common keys only, fast: an int, a slice of ints/None with a
+    positive step, or a tuple of those, on a tensor's own (valid) shape and strides. Returns None
+    for anything else, including every key that is an error, so that the caller can take
+    :func:`basic_index`, which raises the precise message.
+
+    >>> simple_index((4, 5), (5, 1), 0, (1, slice(None, None, 2)))
+    ((3,), (2,), 5)
+    >>> simple_index((4, 5), (5, 1), 0, (None, 1)) is None
+    True
+    """
+    keys = key if type(key) is tuple else (key,)
+    if len(keys) > len(shape):
+        return None
+    out_sizes = []
+    out_steps = []
+    d = 0
+    for k in keys:
+        kind = type(k)
+        size = shape[d]
+        step_d = strides[d]
+        if kind is int:
+            if k < 0:
+                k += size
+            if not 0 <= k < size:
+                return None
+            offset += k * step_d
+        elif kind is slice:
+            step = k.step
+            if step is None:
+                step = 1
+            elif type(step) is not int or step <= 0:
+                return None
+            start, stop = k.start, k.stop
+            if (start is not None and type(start) is not int) or (stop is not None and type(stop) is not int):
+                return None
+            start, stop, step = k.indices(size)
+            out_sizes.append(len(range(start, stop, step)))
+            out_steps.append(step_d * step)
+            offset += start * step_d
+        else:
+            return None
+        d += 1
+    return (*out_sizes, *shape[d:]), (*out_steps, *strides[d:]), offset
+
+
 def basic_index(
     shape: Sequence[int], strides: Sequence[int], offset: int, key: Any, *, fn: str = "__getitem__"
 ) -> tuple[Shape, Strides, int]:

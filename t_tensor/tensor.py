@@ -51,6 +51,15 @@ def copy_into(dst: TensorImpl, src: TensorImpl, shape: tuple[int, ...], src_stri
 
 
 _MAX_DIMS = lib.tt_max_dims()
+_simple_index = S.simple_index
+_prod = math.prod
+
+# item() reads the element through a typed C pointer (cffi gives a Python int or float), by dtype code.
+_ITEM_POINTERS = tuple(
+    None if ctype is None else ffi.typeof(ctype)
+    for ctype in ("uint8_t *", "int8_t *", "int16_t *", "int32_t *", "int64_t *", "uint8_t *", None, "float *",
+                  "double *")
+)
 
 # The array API standard versions whose namespace t_tensor is (each is a subset of the next).
 _API_VERSIONS = ("2021.12", "2022.12", "2023.12")
@@ -305,6 +314,9 @@ class Tensor(ViewOps, ElementwiseOps, ManipulationOps, SortingOps, IndexingOps, 
         >>> x[[0, 2], 1:3].tolist()
         [[1, 2], [9, 10]]
         """
+        simple = _simple_index(self._shape, self._strides, self._offset, key)
+        if simple is not None:
+            return self._view(*simple)
         if indexing.is_advanced(key):
             return indexing.getitem(self, key)
         shape, strides, offset = S.basic_index(self._shape, self._strides, self._offset, key, fn="__getitem__")
@@ -338,9 +350,14 @@ class Tensor(ViewOps, ElementwiseOps, ManipulationOps, SortingOps, IndexingOps, 
         >>> tt.tensor([[2.5]]).item()
         2.5
         """
-        if self.numel() != 1:
+        if _prod(self._shape) != 1:
             raise RuntimeError(f"item: a Tensor with {self.numel()} elements cannot be converted to Scalar")
-        return np.asarray(self).reshape(()).item()
+        dtype = self._dtype
+        pointer = _ITEM_POINTERS[dtype.code]
+        if pointer is None:  # float16: NumPy converts it
+            return np.asarray(self).reshape(()).item()
+        value = ffi.cast(pointer, self._storage._data + self._offset * dtype.itemsize)[0]
+        return bool(value) if dtype is dtypes.bool else value
 
     def tolist(self) -> Any:
         """Nested Python lists of Python numbers (a number for a 0-d tensor).

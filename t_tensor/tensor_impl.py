@@ -20,16 +20,42 @@ from __future__ import annotations
 import math
 
 from t_tensor import strides as S
+from t_tensor._capi import lib
 from t_tensor.dtypes import DType
-from t_tensor.storage import Storage
+from t_tensor.storage import _MAX_NBYTES, Storage
 
-__all__ = ["TensorImpl"]
+__all__ = ["TensorImpl", "wrap_new"]
+
+_new = object.__new__
+_DATA_ADDRESS = lib.tt_storage_data_address
+_NEW_DEFAULT = lib.tt_storage_new_default
+_contiguous_strides = S.contiguous_strides_of_valid_shape
+
+
+def wrap_new(cls: type, ptr, shape: tuple[int, ...], strides: tuple[int, ...], dtype: DType):
+    """A fresh tensor of class `cls` over the new storage `ptr` (a non-NULL ``tt_storage *``
+    carrying one new reference, from a dispatch.h function), offset 0. `strides` must be the
+    contiguous strides of `shape`."""
+    storage = _new(Storage)  # storage.adopt, inlined: this runs once per op
+    storage._data = _DATA_ADDRESS(ptr)
+    storage._ptr = ptr
+    result = _new(cls)
+    result._storage = storage
+    result._shape = shape
+    result._strides = strides
+    result._offset = 0
+    result._dtype = dtype
+    result._dense = True
+    return result
 
 
 class TensorImpl:
     """Shape, strides (in elements), storage offset and dtype over one :class:`Storage`."""
 
-    __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype")
+    # _dense caches whether the strides are exactly the contiguous (row-major) strides of the
+    # shape: None until someone asks (views), True for fresh tensors. Shape and strides never
+    # change after creation, so the answer never goes stale. The per-op fast paths read it.
+    __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype", "_dense")
 
     _storage: Storage
     _shape: tuple[int, ...]
@@ -48,14 +74,27 @@ class TensorImpl:
         self._strides = strides
         self._offset = offset
         self._dtype = dtype
+        self._dense = None
         return self
 
     @classmethod
     def _empty(cls, shape: tuple[int, ...], dtype: DType, fn: str = "empty"):
         """A new contiguous tensor with uninitialized memory. `shape` must already be a valid
         tuple of non-negative ints (it comes from a tensor or a checked argument)."""
-        storage = Storage._allocate_default(math.prod(shape) * dtype.itemsize, fn)
-        return cls._make(storage, shape, S.contiguous_strides_of_valid_shape(shape), 0, dtype)
+        nbytes = math.prod(shape) * dtype.itemsize
+        ptr = _NEW_DEFAULT(nbytes) if nbytes <= _MAX_NBYTES else None
+        if ptr:
+            return wrap_new(cls, ptr, shape, _contiguous_strides(shape), dtype)
+        storage = Storage._allocate_default(nbytes, fn)  # too large or out of memory: raises
+        return cls._make(storage, shape, _contiguous_strides(shape), 0, dtype)  # (if memory came back)
+
+    def _is_dense(self) -> bool:
+        """True when the strides are exactly the row-major contiguous strides of the shape (so
+        the elements are ``numel`` consecutive items from ``data_ptr()``); cached."""
+        dense = self._dense
+        if dense is None:
+            dense = self._dense = self._strides == _contiguous_strides(self._shape)
+        return dense
 
     # ------------------------------------------------------------------ metadata
 
@@ -129,7 +168,7 @@ class TensorImpl:
 
     def is_contiguous(self) -> bool:
         """True when the elements sit in row-major order with no gaps (size-1 dims ignored)."""
-        return S.is_contiguous(self._shape, self._strides)
+        return self._dense or self._is_dense() or S.is_contiguous(self._shape, self._strides)
 
     def is_shared_with(self, other: TensorImpl) -> bool:
         """True when both tensors view the same storage."""

@@ -16,6 +16,7 @@ tensors share it:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -44,6 +45,11 @@ __all__ = [
 ]
 
 
+_new = object.__new__
+_prod = math.prod
+_contiguous_strides = S.contiguous_strides_of_valid_shape
+
+
 def _shape_args(args: tuple, fn: str) -> tuple[int, ...]:
     """Accept both ``f(2, 3)`` and ``f((2, 3))`` (and a list), as PyTorch does."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
@@ -61,7 +67,14 @@ class ViewOps:
 
     def _view(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Tensor:
         """A tensor over the same storage with new metadata (one more strong reference)."""
-        return type(self)._make(self._storage.share(), shape, strides, offset, self._dtype)
+        result = _new(type(self))  # TensorImpl._make, inlined: views are made on every index
+        result._storage = self._storage.share()
+        result._shape = shape
+        result._strides = strides
+        result._offset = offset
+        result._dtype = self._dtype
+        result._dense = None
+        return result
 
     # ------------------------------------------------------------------ reshaping
 
@@ -74,6 +87,18 @@ class ViewOps:
         >>> tt.arange(6).view(2, -1).shape
         (2, 3)
         """
+        if self._dense or self._is_dense():
+            # Fast path: a contiguous tensor viewed with explicit non-negative sizes gets the
+            # contiguous strides of the new shape (what view_strides computes for it).
+            sizes = shape[0] if len(shape) == 1 and type(shape[0]) is tuple else shape
+            for size in sizes:
+                if type(size) is not int or size < 0:
+                    break
+            else:
+                if _prod(sizes) == _prod(self._shape):
+                    result = self._view(sizes, _contiguous_strides(sizes), self._offset)
+                    result._dense = True
+                    return result
         new_shape = S.infer_size(_shape_args(shape, "view"), self.numel(), fn="view")
         new_strides = S.view_strides(self._shape, self._strides, new_shape, fn="view")
         if new_strides is None:

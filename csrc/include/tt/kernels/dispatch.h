@@ -1,0 +1,48 @@
+/*
+ * kernels/dispatch.h: one-call entry points for Python's per-op fast paths (csrc/src/kernels/dispatch.c).
+ *
+ * A tiny op costs more in the Python around it than in its loop, and every cffi call and every
+ * tuple converted to an int64_t array is a fixed cost. For the commonest case (contiguous operands
+ * of one dtype and shape, a fresh output) these functions allocate the output storage AND run the
+ * existing kernel (tt_unary / tt_binary of elementwise.h, unchanged semantics) in one call that
+ * takes only scalars. They return a new storage (one strong reference, owned by the caller) of
+ * n elements of `out_dtype`, or NULL on ANY failure (out of memory, a kernel status such as an
+ * integer division by zero, a bad argument): no storage is left behind, nothing was written
+ * anywhere else, and the caller re-runs the general path to raise the precise error.
+ *
+ * Read verbatim by cffi after tt_api.h and elementwise.h: plain declarations only.
+ */
+
+/* out[i] = op(x[i]) for i < n; x is contiguous, of `dtype`. op is a tt_unary_op; out_dtype is
+   `dtype`, or bool for the predicates. Borrows x. */
+tt_storage *tt_unary_new(int op, int64_t n, uintptr_t x, int dtype, int out_dtype);
+
+/* out[i] = op(a[i], b[i]) for i < n; a and b are contiguous, of `dtype`. op is a tt_binary_op;
+   out_dtype is `dtype`, or bool for the comparisons. Borrows a and b. */
+tt_storage *tt_binary_new(int op, int64_t n, uintptr_t a, uintptr_t b, int dtype, int out_dtype);
+
+/* out[i] = op(a[i], s), or op(s, a[i]) when scalar_first != 0, for i < n; a is contiguous, of
+   `dtype`. The number s is the int64 `s_int` when is_int != 0, else the double `s_float`; it is
+   first converted to `dtype` exactly as tt_copy_strided converts (a cast: integers wrap, floats
+   round), then broadcast (stride 0). Borrows a. */
+tt_storage *tt_binary_scalar_new(int op, int64_t n, uintptr_t a, int64_t s_int, double s_float, int is_int,
+                                 int scalar_first, int dtype, int out_dtype);
+
+/* A fresh default storage of nbytes zero bytes (every dtype's zero is all-zero bytes), or NULL
+   when out of memory. */
+tt_storage *tt_zeros_new(size_t nbytes);
+
+/* A fresh default storage holding the n values converted to `dtype` as tt_copy_strided converts
+   (a cast), or NULL on failure (out of memory, bad dtype, n < 0). Python passes a list of floats
+   (resp. ints), which cffi converts to a temporary array. Borrows values. */
+tt_storage *tt_new_from_doubles(int64_t n, const double *values, int dtype);
+tt_storage *tt_new_from_int64s(int64_t n, const int64_t *values, int dtype);
+
+/* tt_storage_new_external returning the storage (NULL on failure, in which case the deleter was
+   not called and the caller still owns the memory), for the per-call path of from_numpy. */
+tt_storage *tt_external_new(void *data, size_t nbytes, tt_deleter deleter, void *ctx);
+
+/* A fresh default storage holding one element of `dtype`: the int64 `s_int` when is_int != 0,
+   else the double `s_float`, converted as tt_copy_strided converts (a cast: integers wrap, floats
+   round). NULL on failure (out of memory, bad dtype). */
+tt_storage *tt_scalar_new(int64_t s_int, double s_float, int is_int, int dtype);

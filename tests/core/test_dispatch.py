@@ -1,0 +1,259 @@
+"""The per-op fast paths (docs/performance_dispatch.md) must be invisible: same values bit for bit,
+same dtypes, same errors as the general paths, and no leaked or double-released storage.
+
+The fast path runs with contiguous operands and no ``out=``. The general path is reached with the
+same contiguous operands and an ``out=`` tensor of the result's dtype (the kernel then writes into
+it directly, over the same memory layout, so the values must agree bit for bit, NaN signs
+included); when the fast path raises, with the same values in a strided layout (which the fast
+paths never take), so that the errors can be compared.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import t_tensor as tt
+from t_tensor import elementwise as E
+from t_tensor import strides as S
+
+ALL = [tt.bool, tt.int8, tt.int16, tt.int32, tt.int64, tt.uint8, tt.float16, tt.float32, tt.float64]
+VALUES = [0, 1, -1, 2, -3, 7, 100, -128]
+
+
+def values_of(dtype) -> np.ndarray:
+    base = np.array(VALUES + [0.5, -2.5, float("nan"), float("inf")] if dtype.is_floating_point else VALUES)
+    if dtype is tt.bool:
+        base = base % 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return base.astype(dtype.numpy)
+
+
+def dense(array: np.ndarray) -> tt.Tensor:
+    t = tt.tensor(array)
+    assert t._is_dense()
+    return t
+
+
+def strided(array: np.ndarray) -> tt.Tensor:
+    """The same values in a layout with stride 2 (never taken by the fast paths)."""
+    holder = tt.zeros(array.shape[0], 2, dtype=tt.tensor(array).dtype)
+    view = holder[:, 0]
+    view.copy_(tt.tensor(array))
+    assert not view._is_dense()
+    return view
+
+
+def agree(run, *arrays) -> None:
+    """run(*tensors, out=None) on contiguous tensors through the fast path and the general path."""
+    fast = outcome(lambda: run(*(dense(x) for x in arrays)))
+    if isinstance(fast[0], tt.dtypes.DType):
+        shape = np.broadcast_shapes(*(x.shape for x in arrays))
+        general = outcome(lambda: run(*(dense(x) for x in arrays), out=tt.empty(shape, dtype=fast[0])))
+    else:
+        general = outcome(lambda: run(*(strided(x) for x in arrays)))
+    assert fast == general
+
+
+def outcome(fn):
+    """(dtype, bytes) of the result, or (exception type, message)."""
+    try:
+        result = fn()
+    except Exception as error:  # noqa: BLE001 - the error itself is what is compared
+        return type(error), str(error)
+    return result.dtype, result.numpy().tobytes()
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
+@pytest.mark.parametrize("fn", sorted(E._BINARY))
+def test_binary_fast_path_equals_general_path(fn: str, dtype) -> None:
+    agree(lambda a, b, out=None: E.binary(fn, a, b, out), values_of(dtype), np.roll(values_of(dtype), 3))
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
+@pytest.mark.parametrize("number", [0, 3, -1, 1000, 2**40, -(2**63), 2**63 - 1, 2**63, 2.5, -0.0, 1e40, float("nan")])
+@pytest.mark.parametrize("fn", ["add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "maximum", "lt",
+                                "eq", "bitwise_and", "bitwise_left_shift", "atan2", "fmod"])
+def test_scalar_fast_path_equals_general_path(fn: str, number, dtype) -> None:
+    agree(lambda x, out=None: E.binary(fn, x, number, out), values_of(dtype))
+    agree(lambda x, out=None: E.binary(fn, number, x, out), values_of(dtype))
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
+@pytest.mark.parametrize("fn", sorted(E._UNARY))
+def test_unary_fast_path_equals_general_path(fn: str, dtype) -> None:
+    agree(lambda x, out=None: E.unary(fn, x, out), values_of(dtype))
+
+
+def test_fast_results_are_fresh_contiguous_tensors() -> None:
+    a = tt.tensor([1.0, 2.0, 3.0])
+    for result in (a + a, a * 2, 2 - a, a.exp(), a > 1):
+        assert result.is_contiguous() and result._dense and result.storage_offset() == 0
+        assert not result.is_shared_with(a)
+        assert result.untyped_storage().use_count() == 1
+
+
+def test_density_cache_follows_the_layout() -> None:
+    x = tt.zeros(2, 3)
+    assert x._dense is True
+    t = x.T
+    assert t._dense is None and t._is_dense() is False and t._dense is False
+    assert x[1:]._is_dense() and not x[:, 1:]._is_dense()
+    # is_contiguous keeps PyTorch's meaning (size-1 dims may have any stride)
+    odd = tt.zeros(3, 1).as_strided((3, 1), (1, 7))
+    assert odd.is_contiguous() and not odd._is_dense()
+    assert (odd + odd).tolist() == [[0.0], [0.0], [0.0]]
+
+
+def test_integer_division_by_zero_on_the_fast_path_raises_and_leaks_nothing() -> None:
+    before = tt.live_storages()
+    a, zero = tt.tensor([5, 6]), tt.tensor([0, 1])
+    for _ in range(3):
+        with pytest.raises(RuntimeError, match="floor_divide"):
+            a // zero
+        with pytest.raises(RuntimeError, match="remainder"):
+            a % 0
+    del a, zero
+    assert tt.live_storages() == before
+
+
+def test_fast_paths_do_not_leak_storages() -> None:
+    x = tt.tensor([1.0, 2.0, 3.0, 4.0])
+    before = tt.live_storages()
+    for _ in range(100):
+        _ = (x + x, x * 2.0, 1 - x, x.exp(), x[1:], x.view(2, 2), x[0].item(), tt.zeros(3), tt.tensor([1, 2]))
+    del _
+    assert tt.live_storages() == before
+
+
+# ---------------------------------------------------------------------- storage ownership
+
+
+def test_storage_copy_is_a_new_owner_and_pickling_is_refused() -> None:
+    x = tt.zeros(4)
+    s = x.untyped_storage()
+    c = copy.copy(s)
+    assert c is not s and s.use_count() == 2 and c.data_ptr() == s.data_ptr()
+    del c
+    assert s.use_count() == 1
+    with pytest.raises(TypeError, match="Storage"):
+        pickle.dumps(s)
+    with pytest.raises(TypeError, match="Storage"):
+        copy.deepcopy(s)
+
+
+def test_views_share_and_release_one_reference_each() -> None:
+    x = tt.zeros(4, 4)
+    s = x.untyped_storage()
+    views = [x[1], x.T, x.view(16), x[1:, ::2]]
+    assert s.use_count() == 5
+    del views
+    assert s.use_count() == 1
+
+
+# ---------------------------------------------------------------------- indexing and views
+
+
+keys = st.lists(
+    st.one_of(
+        st.integers(-6, 6),
+        st.builds(slice, st.one_of(st.none(), st.integers(-6, 6)), st.one_of(st.none(), st.integers(-6, 6)),
+                  st.one_of(st.none(), st.integers(-1, 3))),
+        st.just(None), st.just(Ellipsis),
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(shape=st.lists(st.integers(0, 5), max_size=3).map(tuple), key=keys, as_tuple=st.booleans())
+def test_simple_index_agrees_with_basic_index(shape, key, as_tuple) -> None:
+    key = tuple(key) if as_tuple or len(key) != 1 else key[0]
+    strides = S.contiguous_strides(shape)
+    fast = S.simple_index(shape, strides, 3, key)
+    try:
+        full = S.basic_index(shape, strides, 3, key)
+    except (IndexError, ValueError, TypeError):
+        assert fast is None
+        return
+    assert fast is None or fast == full
+
+
+def test_getitem_fast_path_errors_come_from_the_general_path() -> None:
+    x = tt.zeros(3, 4)
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[3]
+    with pytest.raises(ValueError, match="step"):
+        x[::-1]
+    assert x[True].shape == (1, 3, 4)  # a bool is advanced indexing, not the int 1
+
+
+@pytest.mark.parametrize("sizes", [(16,), ((2, 8),), (4, 1, 4), (1, 16, 1), ((16,),)])
+def test_view_fast_path_matches_view_strides(sizes) -> None:
+    x = tt.arange(16.0).view(4, 4)
+    got = x.view(*sizes)
+    shape = sizes[0] if len(sizes) == 1 and isinstance(sizes[0], tuple) else sizes
+    assert got.stride() == S.view_strides((4, 4), (4, 1), shape)
+    assert got.tolist() == np.arange(16.0).reshape(shape).tolist()
+    with pytest.raises(RuntimeError, match="view"):
+        x.view(5)
+
+
+# ---------------------------------------------------------------------- creation and interop
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")  # NumPy's, general path
+@pytest.mark.parametrize("dtype", [None, *ALL], ids=lambda d: "none" if d is None else d.name)
+@pytest.mark.parametrize("data", [[1.0, 2.5, -3.25], [0.1], [1, -2, 3], [2**62], [float("nan"), 1e300]])
+def test_tensor_of_flat_lists_equals_the_numpy_path(data, dtype) -> None:
+    fast = outcome(lambda: tt.tensor(data, dtype=dtype))
+    general = outcome(lambda: tt.tensor([data], dtype=dtype)[0].clone())  # nested: the NumPy path
+    assert fast == general
+
+
+def test_tensor_of_lists_outside_the_fast_path() -> None:
+    assert tt.tensor([1, 2.5]).dtype is tt.float32
+    assert tt.tensor([True, False]).dtype is tt.bool
+    with pytest.raises(RuntimeError, match="Overflow"):
+        tt.tensor([2**63])
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
+def test_zeros_and_item_for_every_dtype(dtype) -> None:
+    z = tt.zeros(2, 3, dtype=dtype)
+    assert z.dtype is dtype and z.shape == (2, 3) and not z.numpy().any()
+    values = values_of(dtype)
+    t = tt.tensor(values)
+    for i in range(len(values)):
+        got, want = t[i].item(), values[i].item()
+        assert type(got) is type(want) or (dtype is tt.float16 and isinstance(got, float))
+        assert got == want or (got != got and want != want)
+
+
+def test_from_numpy_fast_path_layouts() -> None:
+    base = np.arange(24, dtype=np.int16).reshape(4, 6)
+    for array in (base, base.T, base[:, ::2], base[1:], np.zeros((0, 3)), np.full((), 3.0)):
+        t = tt.from_numpy(array)
+        assert t.shape == array.shape and t.numpy().tolist() == array.tolist()
+        assert t.data_ptr() == array.ctypes.data
+    with pytest.raises(ValueError, match="negative"):
+        tt.from_numpy(base[::-1])
+    with pytest.raises(TypeError, match="from_numpy"):
+        tt.from_numpy(np.zeros(2, dtype=np.complex64))
+
+
+def test_from_numpy_keeps_the_array_alive_until_the_last_tensor_goes() -> None:
+    before = tt.live_storages()
+    t = tt.from_numpy(np.arange(5.0))
+    view = t[1:]
+    del t
+    assert view.tolist() == [1.0, 2.0, 3.0, 4.0]
+    del view
+    assert tt.live_storages() == before
