@@ -57,6 +57,9 @@ def agree(name: str, f_tt: Fn, reference: Fn) -> None:
 
 
 def run_rows(title: str, unit: str, rows: dict, number: int, repeat: int, higher_is_better: bool) -> None:
+    """Time each row in the three libraries and print it. A row is ((tt, np, torch), scale): with
+    ``higher_is_better`` the scale is bytes (or flops) per call and the table shows G per second,
+    else it converts seconds to the unit (1e6 for microseconds, 1e3 for milliseconds)."""
     print()
     better = "higher" if higher_is_better else "lower"
     ratio_heads = "tt/np   | tt/torch" if higher_is_better else "np/tt   | torch/tt"
@@ -70,7 +73,8 @@ def run_rows(title: str, unit: str, rows: dict, number: int, repeat: int, higher
             "torch": median_seconds(f_torch, number, repeat) if f_torch else None,
         }
         results = {
-            lib: (None if s is None else (scale / s if higher_is_better else s * scale)) for lib, s in seconds.items()
+            lib: (None if s is None else (scale / s / 1e9 if higher_is_better else s * scale))
+            for lib, s in seconds.items()
         }
         print(row(name, unit, results, higher_is_better))
 
