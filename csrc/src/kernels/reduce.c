@@ -745,47 +745,6 @@ static const lines_fn scan_table[TT_NUM_SCAN_OPS][TT_NUM_DTYPES] = {
    keep e in the output and scale it in place; float16, whose output would round e, recomputes it. */
 #define EXP_OF(x) _Generic((x), float: expf, default: exp)(x)
 
-/* A contiguous float32 line, the same steps with the vectorized exp (vmath.c): x - max is written
-   to the output (softmax) or a stack buffer (log_softmax), exponentiated there in place, and
-   summed in double over four running partial sums. Works in place (out == x). */
-static void softmax_line_f32(const float *x, float *o, int64_t L, int log_softmax) {
-    enum { BUF = 256 };
-    float m = -INFINITY, buffer[BUF];
-    for (int64_t k = 0; k < L; k++) {
-        m = (x[k] > m || x[k] != x[k]) ? x[k] : m;
-    }
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    for (int64_t k0 = 0; k0 < L; k0 += BUF) {
-        const int64_t c = L - k0 < BUF ? L - k0 : BUF;
-        float *e = log_softmax ? buffer : o + k0;
-        for (int64_t i = 0; i < c; i++) {
-            e[i] = x[k0 + i] - m;
-        }
-        tt_vexp_f32(e, e, c);
-        int64_t i = 0;
-        for (; i + 4 <= c; i += 4) {
-            s0 += e[i];
-            s1 += e[i + 1];
-            s2 += e[i + 2];
-            s3 += e[i + 3];
-        }
-        for (; i < c; i++) {
-            s0 += e[i];
-        }
-    }
-    const double total = (s0 + s1) + (s2 + s3);
-    if (log_softmax) {
-        const float scale = (float)log(total);
-        for (int64_t k = 0; k < L; k++) {
-            o[k] = (x[k] - m) - scale;
-        }
-    } else {
-        const float scale = (float)(1.0 / total);
-        for (int64_t k = 0; k < L; k++) {
-            o[k] *= scale;
-        }
-    }
-}
 #define SOFTMAX_LINE(T, LD, ST, LT, XE, OE)                                                   \
     {                                                                                          \
         LT m = -INFINITY;                                                                      \
@@ -826,7 +785,7 @@ static void softmax_line_f32(const float *x, float *o, int64_t L, int log_softma
                 char *ob = out + l * ol;                                                       \
                 if (sizeof(T) == sizeof(float) && sizeof(LT) == sizeof(float) &&               \
                     xe == (int64_t)sizeof(T) && oe == (int64_t)sizeof(T)) {                    \
-                    softmax_line_f32((const float *)(const void *)xb, (float *)(void *)ob, L, log_softmax); \
+                    tt_vsoftmax_f32((const float *)(const void *)xb, (float *)(void *)ob, L, log_softmax); /* vmath.c */ \
                 } else if (xe == (int64_t)sizeof(T) && oe == (int64_t)sizeof(T)) {             \
                     SOFTMAX_LINE(T, LD, ST, LT, (int64_t)sizeof(T), (int64_t)sizeof(T))        \
                 } else {                                                                       \

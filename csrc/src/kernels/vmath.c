@@ -100,6 +100,8 @@
 #define Q5 (-0.0008211102232047834f)
 #define Q6 8.675383363396031e-05f
 #define ERFC_CLAMP_F 11.0f                    /* erfc(11) = 1.4e-54: 0 in float */
+#define ERF_ONE_F 4.0f                        /* erf(z >= 4) rounds to 1 (erfc(4) = 1.5e-8 < 2^-25); clamping
+                                                 there also keeps erfc out of the (slow) denormals */
 #define FRAC_1_SQRT2_F 0.70710678118654752f
 
 /* z e^{z^2} erfc(z) = G(u), t = 1/z, u = t - center: near (t in [0.4, 1.15], center 0.775,
@@ -151,6 +153,11 @@ int tt_vmath_uses_avx2(void) {
 const char *tt_vmath_kernel_name(void) { return tt_vmath_uses_avx2() ? "avx2" : "generic"; }
 
 /* ------------------------------------------------------------------ generic (plain C) */
+
+/* The selects below compare floats; under the default -ftrapping-math GCC keeps them as branches
+   and the loops stay scalar. Values are the same either way (no code here reads FP flags). */
+#pragma GCC push_options
+#pragma GCC optimize("no-trapping-math")
 
 static inline float as_float(uint32_t u) {
     float f;
@@ -285,7 +292,7 @@ static inline float g_erfc_tail(float z, float hi, float lo, float *t_out) {
 
 static inline float g_erf(float x) {
     float a = fabsf(x);
-    float z = a > ERFC_CLAMP_F ? ERFC_CLAMP_F : a < ERF_SMALL_F ? ERF_SMALL_F : a;
+    float z = a > ERF_ONE_F ? ERF_ONE_F : a < ERF_SMALL_F ? ERF_SMALL_F : a;
     float hi = z * z, lo = (float)((double)z * z - hi);
     float t;
     float zc = g_erfc_tail(z, hi, lo, &t);
@@ -295,16 +302,20 @@ static inline float g_erf(float x) {
 
 static inline float g_gelu(float x) {
     float z0 = x * FRAC_1_SQRT2_F;
-    float xa = fabsf(x);
-    float xc = xa > ERFC_CLAMP_F * SQRT2_F ? ERFC_CLAMP_F * SQRT2_F : xa;
-    xc = xc < ERF_SMALL_F * SQRT2_F ? ERF_SMALL_F * SQRT2_F : xc;
+    if (!(fabsf(z0) >= ERF_SMALL_F)) {                  /* near 0, and NaN */
+        return 0.5f * x * (1.0f + g_erf_small(z0));
+    }
+    if (x > ERF_ONE_F * SQRT2_F) {
+        return x;                                       /* 0.5 x erfc(z) < x 2^-25 */
+    }
+    if (x < -ERFC_CLAMP_F * SQRT2_F) {
+        return x * 0.0f;                                /* underflows (and -inf * 0 = NaN) */
+    }
+    float xc = fabsf(x);
     float sq = xc * xc, hi = 0.5f * sq, lo = (float)(0.5 * ((double)xc * xc - sq));
     float t;   /* 0.5 x erfc(z) = (sqrt 2 / 2) z erfc(z) with the sign of x, since x = z sqrt 2 */
     float zc = g_erfc_tail(xc * FRAC_1_SQRT2_F, hi, lo, &t) * FRAC_1_SQRT2_F;
-    float tail = x > 0.0f ? x - zc * TWO_M64 : -zc * TWO_M64;
-    tail = x < -ERFC_CLAMP_F * SQRT2_F ? x * 0.0f : tail;  /* underflows (and -inf * 0 = NaN) */
-    float small = 0.5f * x * (1.0f + g_erf_small(z0));
-    return fabsf(z0) < ERF_SMALL_F ? small : tail;
+    return x > 0.0f ? x - zc * TWO_M64 : -zc * TWO_M64;
 }
 
 static inline float g_gelu_tanh(float x) {
@@ -333,6 +344,8 @@ DEFINE_GENERIC(silu, g_silu)
 DEFINE_GENERIC(erf, g_erf)
 DEFINE_GENERIC(gelu, g_gelu)
 DEFINE_GENERIC(gelu_tanh, g_gelu_tanh)
+
+#pragma GCC pop_options
 
 /* ------------------------------------------------------------------ AVX2 + FMA */
 #if TT_VMATH_X86
@@ -454,7 +467,7 @@ AVX2 static inline __m256 v_erfc_tail(__m256 z, __m256 hi, __m256 lo, __m256 *t_
 
 AVX2 static inline __m256 v_erf(__m256 x) {
     __m256 a = v_abs(x);
-    __m256 z = _mm256_max_ps(_mm256_min_ps(a, V1(ERFC_CLAMP_F)), V1(ERF_SMALL_F));  /* NaN -> small */
+    __m256 z = _mm256_max_ps(_mm256_min_ps(a, V1(ERF_ONE_F)), V1(ERF_SMALL_F));  /* NaN -> clamp */
     __m256 hi = _mm256_mul_ps(z, z), lo = FMA(z, z, _mm256_sub_ps(_mm256_setzero_ps(), hi));
     __m256 t;
     __m256 zc = v_erfc_tail(z, hi, lo, &t);
@@ -546,6 +559,63 @@ DEFINE_AVX2(erf, v_erf)
 DEFINE_AVX2(gelu, v_gelu)
 DEFINE_AVX2(gelu_tanh, v_gelu_tanh)
 
+/* softmax / log_softmax of one contiguous line, fused: max (NaN tracked apart), e = exp(x - max)
+   stored (softmax) and summed in double, then scaled (or x - max - log(sum)). */
+AVX2 static void softmax_avx2(const float *x, float *o, int64_t L, int log_softmax) {
+    __m256 vmax = V1(-INFINITY), nan = _mm256_setzero_ps();
+    int64_t k = 0;
+    for (; k + 8 <= L; k += 8) {
+        __m256 v = _mm256_loadu_ps(x + k);
+        _mm_prefetch((const char *)(x + k) + 512, _MM_HINT_T0);   /* runs on into the next line */
+        vmax = _mm256_max_ps(vmax, v);
+        nan = _mm256_or_ps(nan, v_isnan(v));
+    }
+    float lanes[8];
+    _mm256_storeu_ps(lanes, vmax);
+    float m = -INFINITY;
+    for (int j = 0; j < 8; j++) {
+        m = lanes[j] > m ? lanes[j] : m;
+    }
+    for (; k < L; k++) {
+        m = (x[k] > m || x[k] != x[k]) ? x[k] : m;
+    }
+    m = _mm256_movemask_ps(nan) ? NAN : m;
+    const __m256 mv = V1(m);
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+    for (k = 0; k + 8 <= L; k += 8) {
+        __m256 e = v_exp(_mm256_sub_ps(_mm256_loadu_ps(x + k), mv));
+        if (!log_softmax) {
+            _mm256_storeu_ps(o + k, e);
+        }
+        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
+    double sums[4], total = 0;
+    _mm256_storeu_pd(sums, _mm256_add_pd(s0, s1));
+    if (k < L) {
+        float buffer[8];
+        memcpy(buffer, x + k, (size_t)(L - k) * sizeof(float));
+        _mm256_storeu_ps(buffer, v_exp(_mm256_sub_ps(_mm256_loadu_ps(buffer), mv)));
+        for (int64_t j = 0; j < L - k; j++) {
+            total += buffer[j];
+            if (!log_softmax) {
+                o[k + j] = buffer[j];
+            }
+        }
+    }
+    total += (sums[0] + sums[1]) + (sums[2] + sums[3]);
+    const __m256 scale = V1(log_softmax ? (float)log(total) : (float)(1.0 / total));
+    for (k = 0; k + 8 <= L; k += 8) {
+        __m256 r = log_softmax ? _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + k), mv), scale)
+                               : _mm256_mul_ps(_mm256_loadu_ps(o + k), scale);
+        _mm256_storeu_ps(o + k, r);
+    }
+    const float scale1 = _mm256_cvtss_f32(scale);
+    for (; k < L; k++) {
+        o[k] = log_softmax ? (x[k] - m) - scale1 : o[k] * scale1;
+    }
+}
+
 #define PICK(NAME) (tt_vmath_uses_avx2() ? NAME##_avx2 : NAME##_generic)
 #else
 #define PICK(NAME) NAME##_generic
@@ -567,3 +637,43 @@ DEFINE_ENTRY(silu)
 DEFINE_ENTRY(erf)
 DEFINE_ENTRY(gelu)
 DEFINE_ENTRY(gelu_tanh)
+
+/* The generic line: the same steps through the array exp, in chunks of a stack buffer, summed
+   in double over four running partial sums. */
+static void softmax_generic(const float *x, float *o, int64_t L, int log_softmax) {
+    enum { BUF = 256 };
+    float m = -INFINITY, buffer[BUF];
+    for (int64_t k = 0; k < L; k++) {
+        m = (x[k] > m || x[k] != x[k]) ? x[k] : m;
+    }
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (int64_t k0 = 0; k0 < L; k0 += BUF) {
+        const int64_t c = L - k0 < BUF ? L - k0 : BUF;
+        float *e = log_softmax ? buffer : o + k0;
+        for (int64_t i = 0; i < c; i++) {
+            e[i] = x[k0 + i] - m;
+        }
+        exp_generic(e, e, c);
+        int64_t i = 0;
+        for (; i + 4 <= c; i += 4) {
+            s0 += e[i];
+            s1 += e[i + 1];
+            s2 += e[i + 2];
+            s3 += e[i + 3];
+        }
+        for (; i < c; i++) {
+            s0 += e[i];
+        }
+    }
+    const double total = (s0 + s1) + (s2 + s3);
+    const float scale = (float)(log_softmax ? log(total) : 1.0 / total);
+    for (int64_t k = 0; k < L; k++) {
+        o[k] = log_softmax ? (x[k] - m) - scale : o[k] * scale;
+    }
+}
+
+void tt_vsoftmax_f32(const float *x, float *o, int64_t L, int log_softmax) {
+    if (L > 0) {
+        PICK(softmax)(x, o, L, log_softmax);
+    }
+}

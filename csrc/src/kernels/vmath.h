@@ -22,6 +22,10 @@ void tt_vgelu_f32(const float *x, float *y, int64_t n);       /* 0.5 x (1 + erf(
 void tt_vgelu_tanh_f32(const float *x, float *y, int64_t n);  /* PyTorch's tanh approximation */
 void tt_vsilu_f32(const float *x, float *y, int64_t n);       /* x * sigmoid(x) */
 
+/* softmax (log_softmax != 0: log_softmax) of one contiguous line of L floats: m = max (NaN wins),
+   o = exp(x - m) / sum (sum in double), or (x - m) - log(sum). o may be x (in place). */
+void tt_vsoftmax_f32(const float *x, float *o, int64_t L, int log_softmax);
+
 /* Nonzero when the AVX2+FMA kernels are in use (decided once, on first use). */
 int tt_vmath_uses_avx2(void);
 
