@@ -156,8 +156,10 @@ const char *tt_vmath_kernel_name(void) { return tt_vmath_uses_avx2() ? "avx2" : 
 
 /* The selects below compare floats; under the default -ftrapping-math GCC keeps them as branches
    and the loops stay scalar. Values are the same either way (no code here reads FP flags). */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC push_options
 #pragma GCC optimize("no-trapping-math")
+#endif
 
 static inline float as_float(uint32_t u) {
     float f;
@@ -345,7 +347,9 @@ DEFINE_GENERIC(erf, g_erf)
 DEFINE_GENERIC(gelu, g_gelu)
 DEFINE_GENERIC(gelu_tanh, g_gelu_tanh)
 
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
+#endif
 
 /* ------------------------------------------------------------------ AVX2 + FMA */
 #if TT_VMATH_X86
