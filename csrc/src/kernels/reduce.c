@@ -742,9 +742,9 @@ static const lines_fn scan_table[TT_NUM_SCAN_OPS][TT_NUM_DTYPES] = {
 
 /* Softmax, per line: the max (NaN wins), then e = exp(x - max) and its sum (in double), then the
    output. Computed in the load type (float for float16 and float32, so expf). float32 and float64
-   keep e in the output and scale it in place; float16, whose output would round e, recomputes it. */
+   keep e in the output and scale it in place; float16, whose output would round e, recomputes it.
+   A contiguous float32 line goes to the fused vectorized line kernel tt_vsoftmax_f32 (vmath.c). */
 #define EXP_OF(x) _Generic((x), float: expf, default: exp)(x)
-
 #define SOFTMAX_LINE(T, LD, ST, LT, XE, OE)                                                   \
     {                                                                                          \
         LT m = -INFINITY;                                                                      \
