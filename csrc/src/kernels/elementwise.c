@@ -25,6 +25,7 @@
 #include "dtype_list.h"
 #include "strided_iter.h"
 #include "tt/kernels/elementwise.h"
+#include "vmath.h"
 
 /* ------------------------------------------------------------------ integer helpers */
 
@@ -370,6 +371,33 @@ typedef struct ew_context {
         }                                                                                         \
     }
 
+/* float16 and float32 rows of the ops with a vectorized float32 kernel (vmath.c): a contiguous
+   float32 row goes straight to the array function (in place too: x and y may be the same array);
+   any other row (strided, or float16) is loaded through a float buffer in chunks, computed there,
+   and stored back. float64 keeps the libm expression (DEFINE_UNARY_ROW). */
+#define VMATH_CHUNK 256
+#define DEFINE_VMATH_ROW(NAME, T, LD, ST, VFN)                                                   \
+    static void NAME(char **data, const int64_t *s, int64_t n, void *ctx) {                      \
+        (void)ctx;                                                                                \
+        char *o = data[0];                                                                        \
+        const char *px = data[1];                                                                 \
+        if (sizeof(T) == sizeof(float) && s[0] == (int64_t)sizeof(float) && s[1] == (int64_t)sizeof(float)) { \
+            VFN((const float *)(const void *)px, (float *)(void *)o, n);                          \
+            return;                                                                               \
+        }                                                                                         \
+        float buffer[VMATH_CHUNK];                                                                \
+        for (int64_t i0 = 0; i0 < n; i0 += VMATH_CHUNK) {                                         \
+            const int64_t c = n - i0 < VMATH_CHUNK ? n - i0 : VMATH_CHUNK;                        \
+            for (int64_t i = 0; i < c; i++) {                                                     \
+                buffer[i] = (float)LD(T, px + (i0 + i) * s[1]);                                   \
+            }                                                                                     \
+            VFN(buffer, buffer, c);                                                               \
+            for (int64_t i = 0; i < c; i++) {                                                     \
+                ST(T, o + (i0 + i) * s[0], buffer[i]);                                            \
+            }                                                                                     \
+        }                                                                                         \
+    }
+
 #define TERNARY_LOOP(T, CT, LD, ST, EXPR, SO, SA, SB, SC)                         \
     for (int64_t i = 0; i < n; i++) {                                             \
         CT a = (CT)LD(T, pa + i * (SA));                                          \
@@ -427,6 +455,20 @@ typedef struct ew_context {
     DEFINE_BINARY_ROW(binary_##OP##_##name, T, CT, LD, uint8_t, ST_bool, OP##_X)
 #define GEN_UNARY_SAME(OP, name, T, CT, LD, ST, K, CODE) \
     DEFINE_UNARY_ROW(unary_##OP##_##name, T, CT, LD, T, ST, OP##_##K)
+/* VEC: float16/float32 through the vmath kernel VMATH_<OP>, float64 through the expression. */
+#define GEN_UNARY_VEC(OP, name, T, CT, LD, ST, K, CODE) GEN_UNARY_VEC_##name(OP, name, T, CT, LD, ST, K)
+#define GEN_UNARY_VEC_float16(OP, name, T, CT, LD, ST, K) DEFINE_VMATH_ROW(unary_##OP##_##name, T, LD, ST, VMATH_##OP)
+#define GEN_UNARY_VEC_float32(OP, name, T, CT, LD, ST, K) DEFINE_VMATH_ROW(unary_##OP##_##name, T, LD, ST, VMATH_##OP)
+#define GEN_UNARY_VEC_float64(OP, name, T, CT, LD, ST, K) \
+    DEFINE_UNARY_ROW(unary_##OP##_##name, T, CT, LD, T, ST, OP##_##K)
+#define VMATH_EXP tt_vexp_f32
+#define VMATH_LOG tt_vlog_f32
+#define VMATH_TANH tt_vtanh_f32
+#define VMATH_SIGMOID tt_vsigmoid_f32
+#define VMATH_ERF tt_verf_f32
+#define VMATH_GELU tt_vgelu_f32
+#define VMATH_GELU_TANH tt_vgelu_tanh_f32
+#define VMATH_SILU tt_vsilu_f32
 #define GEN_UNARY_PRED(OP, name, T, CT, LD, ST, K, CODE) \
     DEFINE_UNARY_ROW(unary_##OP##_##name, T, CT, LD, uint8_t, ST_bool, PRED_EXPR_##K(OP))
 
@@ -474,8 +516,8 @@ typedef struct ew_context {
 #define UNARY_OPS(X)                                                        \
     X(NUMERIC_DTYPES, SAME, NEG) X(ALL_DTYPES, SAME, ABS)                   \
     X(ALL_DTYPES, SAME, SIGN) X(NUMERIC_DTYPES, SAME, SQUARE)                \
-    X(NUMERIC_DTYPES, SAME, RELU) X(FLOAT_DTYPES, SAME, EXP)                \
-    X(FLOAT_DTYPES, SAME, EXPM1) X(FLOAT_DTYPES, SAME, LOG)                 \
+    X(NUMERIC_DTYPES, SAME, RELU) X(FLOAT_DTYPES, VEC, EXP)                \
+    X(FLOAT_DTYPES, SAME, EXPM1) X(FLOAT_DTYPES, VEC, LOG)                 \
     X(FLOAT_DTYPES, SAME, LOG1P) X(FLOAT_DTYPES, SAME, LOG2)                \
     X(FLOAT_DTYPES, SAME, LOG10) X(FLOAT_DTYPES, SAME, SQRT)                \
     X(FLOAT_DTYPES, SAME, RSQRT) X(FLOAT_DTYPES, SAME, RECIPROCAL)          \
@@ -483,13 +525,13 @@ typedef struct ew_context {
     X(FLOAT_DTYPES, SAME, TAN) X(FLOAT_DTYPES, SAME, ASIN)                  \
     X(FLOAT_DTYPES, SAME, ACOS) X(FLOAT_DTYPES, SAME, ATAN)                 \
     X(FLOAT_DTYPES, SAME, SINH) X(FLOAT_DTYPES, SAME, COSH)                 \
-    X(FLOAT_DTYPES, SAME, TANH) X(FLOAT_DTYPES, SAME, ASINH)                \
+    X(FLOAT_DTYPES, VEC, TANH) X(FLOAT_DTYPES, SAME, ASINH)                \
     X(FLOAT_DTYPES, SAME, ACOSH) X(FLOAT_DTYPES, SAME, ATANH)               \
     X(FLOAT_DTYPES, SAME, FLOOR) X(FLOAT_DTYPES, SAME, CEIL)                \
     X(FLOAT_DTYPES, SAME, ROUND) X(FLOAT_DTYPES, SAME, TRUNC)               \
-    X(FLOAT_DTYPES, SAME, SIGMOID) X(FLOAT_DTYPES, SAME, ERF)               \
-    X(FLOAT_DTYPES, SAME, GELU) X(FLOAT_DTYPES, SAME, GELU_TANH)            \
-    X(FLOAT_DTYPES, SAME, SILU) X(FLOAT_DTYPES, SAME, EXP2)                 \
+    X(FLOAT_DTYPES, VEC, SIGMOID) X(FLOAT_DTYPES, VEC, ERF)               \
+    X(FLOAT_DTYPES, VEC, GELU) X(FLOAT_DTYPES, VEC, GELU_TANH)            \
+    X(FLOAT_DTYPES, VEC, SILU) X(FLOAT_DTYPES, SAME, EXP2)                 \
     X(INTEGRAL_DTYPES, SAME, BITWISE_NOT) X(ALL_DTYPES, PRED, LOGICAL_NOT)  \
     X(ALL_DTYPES, PRED, ISNAN) X(ALL_DTYPES, PRED, ISINF)                   \
     X(ALL_DTYPES, PRED, ISFINITE) X(ALL_DTYPES, PRED, SIGNBIT)

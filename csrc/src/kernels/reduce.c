@@ -32,6 +32,7 @@
 #include "dtype_list.h"
 #include "strided_iter.h"
 #include "tt/kernels/reduce.h"
+#include "vmath.h"
 
 #define CHUNK 1024
 
@@ -741,7 +742,8 @@ static const lines_fn scan_table[TT_NUM_SCAN_OPS][TT_NUM_DTYPES] = {
 
 /* Softmax, per line: the max (NaN wins), then e = exp(x - max) and its sum (in double), then the
    output. Computed in the load type (float for float16 and float32, so expf). float32 and float64
-   keep e in the output and scale it in place; float16, whose output would round e, recomputes it. */
+   keep e in the output and scale it in place; float16, whose output would round e, recomputes it.
+   A contiguous float32 line goes to the fused vectorized line kernel tt_vsoftmax_f32 (vmath.c). */
 #define EXP_OF(x) _Generic((x), float: expf, default: exp)(x)
 #define SOFTMAX_LINE(T, LD, ST, LT, XE, OE)                                                   \
     {                                                                                          \
@@ -781,7 +783,10 @@ static const lines_fn scan_table[TT_NUM_SCAN_OPS][TT_NUM_DTYPES] = {
             for (int64_t l = 0; l < nl; l++) {                                                 \
                 const char *xb = x + l * xl;                                                   \
                 char *ob = out + l * ol;                                                       \
-                if (xe == (int64_t)sizeof(T) && oe == (int64_t)sizeof(T)) {                    \
+                if (sizeof(T) == sizeof(float) && sizeof(LT) == sizeof(float) &&               \
+                    xe == (int64_t)sizeof(T) && oe == (int64_t)sizeof(T)) {                    \
+                    tt_vsoftmax_f32((const float *)(const void *)xb, (float *)(void *)ob, L, log_softmax); /* vmath.c */ \
+                } else if (xe == (int64_t)sizeof(T) && oe == (int64_t)sizeof(T)) {             \
                     SOFTMAX_LINE(T, LD, ST, LT, (int64_t)sizeof(T), (int64_t)sizeof(T))        \
                 } else {                                                                       \
                     SOFTMAX_LINE(T, LD, ST, LT, xe, oe)                                        \

@@ -1,0 +1,215 @@
+"""Accuracy of the vectorized float32 kernels (csrc/src/kernels/vmath.c) in ULP.
+
+For each function, t_tensor's float32 result is compared with the correctly rounded result: the
+function evaluated in float64 by NumPy (math.erf/erfc for the error function) and rounded to
+float32. The error of one element is the number of float32 values between the two (0 when
+t_tensor's result is correctly rounded), NaN must match NaN, infinities must match exactly. The
+inputs are dense sweeps: 2^20 points evenly spaced in bit pattern over every finite float32 of
+both signs (every exponent, denormals included), a dense linear sweep of the interval where the
+function varies, and the special values. Both kernel paths are measured: the one this process
+picked (AVX2+FMA on this machine) and the generic one, in a subprocess with TT_GENERIC_KERNELS=1.
+The bounds asserted here are the ones docs/performance_vmath.md lists.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import t_tensor as tt
+from t_tensor._capi import ffi, lib
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _sigmoid64(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        e = np.exp(-np.abs(x))
+        return np.where(x >= 0, 1.0, e) / (1.0 + e)
+
+
+_ERF = np.frompyfunc(math.erf, 1, 1)
+_ERFC = np.frompyfunc(math.erfc, 1, 1)
+
+
+def _gelu64(x: np.ndarray) -> np.ndarray:
+    c = _ERFC(-x / math.sqrt(2.0)).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        return 0.5 * x * c
+
+
+def _gelu_tanh64(x: np.ndarray) -> np.ndarray:
+    # 0.5 x (1 + tanh(u)) written as x * sigmoid(2u): the same function, without the cancellation
+    # that makes float64's 1 + tanh(u) useless below x = -6.
+    with np.errstate(over="ignore", invalid="ignore"):
+        u = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
+        return x * _sigmoid64(2.0 * u)
+
+
+# name -> (t_tensor function, float64 reference, interval of the linear sweep)
+FUNCTIONS = {
+    "exp": (tt.exp, np.exp, (-104.0, 89.0)),
+    "log": (tt.log, np.log, (0.0, 10.0)),
+    "tanh": (tt.tanh, np.tanh, (-10.0, 10.0)),
+    "sigmoid": (tt.sigmoid, _sigmoid64, (-105.0, 20.0)),
+    "silu": (tt.silu, lambda x: x * _sigmoid64(x), (-105.0, 20.0)),
+    "erf": (tt.erf, lambda x: _ERF(x).astype(np.float64), (-5.0, 5.0)),
+    "gelu": (tt.gelu, _gelu64, (-15.0, 10.0)),
+    "gelu_tanh": (lambda x: tt.gelu(x, approximate="tanh"), _gelu_tanh64, (-15.0, 10.0)),
+}
+
+# Max ULP error asserted per function and path: the measured maximum (docs/performance_vmath.md)
+# plus one ULP of margin.
+MEASURED = {"exp": 1, "log": 1, "tanh": 1, "sigmoid": 2, "silu": 3, "erf": 1, "gelu": 4, "gelu_tanh": 3}
+BOUNDS = {path: {name: ulp + 1 for name, ulp in MEASURED.items()} for path in ("avx2", "generic")}
+
+SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-45, -1e-45, 1.1754944e-38,
+                     3.4028235e38, -3.4028235e38, 88.72283, 88.72284, -87.33655, -103.97208, -103.97209],
+                    dtype=np.float32)
+
+
+def sweep_inputs(interval: tuple[float, float], n: int = 1 << 20) -> np.ndarray:
+    """2^20 float32 values evenly spaced in bit pattern over all finite floats of both signs, a
+    dense linear sweep of `interval`, and the special values."""
+    positive = np.linspace(0, 0x7F7FFFFF, n // 2, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    linear = np.linspace(interval[0], interval[1], n, dtype=np.float64).astype(np.float32)
+    return np.concatenate([positive, -positive, linear, SPECIALS])
+
+
+def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """How many float32 values lie between a and b (both finite float32 arrays)."""
+    def ordered(v: np.ndarray) -> np.ndarray:
+        i = v.view(np.int32).astype(np.int64)
+        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+    return np.abs(ordered(a) - ordered(b))
+
+
+def measure(name: str) -> dict:
+    """Max ULP error of one function over its sweep, the input where it occurs, and the count of
+    non-finite mismatches (NaN vs number, or different infinities)."""
+    fn, reference, interval = FUNCTIONS[name]
+    x = sweep_inputs(interval)
+    got = fn(tt.from_numpy(x)).numpy()
+    with np.errstate(all="ignore"):
+        want = reference(x.astype(np.float64)).astype(np.float32)
+    finite = np.isfinite(want) & np.isfinite(got)
+    both_nan = np.isnan(want) & np.isnan(got)
+    same_inf = np.isinf(want) & (got == want)
+    mismatches = int(np.count_nonzero(~(finite | both_nan | same_inf)))
+    err = ulp_distance(got[finite], want[finite])
+    worst = int(np.argmax(err)) if err.size else 0
+    return {"max_ulp": int(err.max()), "at": float(x[finite][worst]), "mismatches": mismatches,
+            "exact_fraction": float(np.mean(err == 0))}
+
+
+def kernel_name() -> str:
+    return ffi.string(lib.tt_vmath_kernel_name()).decode()
+
+
+def measure_all() -> dict:
+    return {"kernel": kernel_name(), "results": {name: measure(name) for name in FUNCTIONS}}
+
+
+def _check(report: dict) -> None:
+    bounds = BOUNDS[report["kernel"]]
+    for name, result in report["results"].items():
+        assert result["mismatches"] == 0, (report["kernel"], name, result)
+        assert result["max_ulp"] <= bounds[name], (report["kernel"], name, result)
+
+
+def test_vmath_ulp_this_process():
+    _check(measure_all())
+
+
+def test_vmath_ulp_generic_path():
+    env = dict(os.environ, TT_GENERIC_KERNELS="1", PYTHONPATH=str(ROOT))
+    code = ("import json, sys; sys.path.insert(0, 'tests/ops'); import test_vmath as v; "
+            "print(json.dumps(v.measure_all()))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["kernel"] == "generic"
+    _check(report)
+
+
+@pytest.mark.parametrize("name", list(FUNCTIONS))
+def test_vmath_row_paths_agree(name):
+    """Every way into the kernel gives the contiguous float32 result: the AVX2 tail (lengths 0-17),
+    strided rows (through the float buffer), in place, and float16 (rounded from float32)."""
+    fn = FUNCTIONS[name][0]
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(1000) * 6).astype(np.float32)
+    full = fn(tt.from_numpy(x)).numpy()
+    for n in range(18):
+        np.testing.assert_array_equal(fn(tt.from_numpy(x[:n].copy())).numpy(), full[:n])
+    wide = np.stack([x, -x], axis=1)                  # column 0 is x with a stride of 2 elements
+    np.testing.assert_array_equal(fn(tt.from_numpy(wide)[:, 0]).numpy(), full)
+    np.testing.assert_array_equal(fn(tt.from_numpy(wide).T).numpy()[0], full)
+    half = x.astype(np.float16)
+    with np.errstate(over="ignore"):                  # exp of the largest inputs overflows float16
+        want16 = fn(tt.from_numpy(half.astype(np.float32))).numpy().astype(np.float16)
+    np.testing.assert_array_equal(fn(tt.from_numpy(half)).numpy(), want16)
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "tanh", "sigmoid", "erf"])
+def test_vmath_in_place(name):
+    x = np.linspace(0.01, 9.0, 37, dtype=np.float32)
+    want = getattr(tt, name)(tt.from_numpy(x)).numpy()
+    t = tt.from_numpy(x.copy())
+    getattr(t, name + "_")()
+    np.testing.assert_array_equal(t.numpy(), want)
+
+
+def softmax_errors() -> dict:
+    """Max relative error of float32 softmax / log_softmax along a contiguous last dimension (the
+    fused vmath line) against float64 NumPy, over line lengths that exercise the 8-lane tail, with
+    lines holding NaN, +-inf and all -inf; the count of NaN-position mismatches."""
+    rng = np.random.default_rng(3)
+    worst = {"softmax": 0.0, "log_softmax": 0.0, "nan_mismatches": 0}
+    for length in (1, 3, 7, 8, 9, 17, 1029):
+        x = (rng.standard_normal((6, length)) * 20).astype(np.float32)
+        x[1, length // 2] = np.nan
+        x[2, 0] = np.inf
+        x[3, :] = -np.inf
+        x[4, length - 1] = -np.inf
+        with np.errstate(invalid="ignore"):       # x - max rounded to float32, as every float32 kernel
+            shifted = (x - x.max(axis=1, keepdims=True)).astype(np.float64)
+            total = np.exp(shifted).sum(axis=1, keepdims=True)
+            want = {"softmax": np.exp(shifted) / total, "log_softmax": shifted - np.log(total)}
+        for name, ref in want.items():
+            got = getattr(tt, name)(tt.from_numpy(x), dim=-1).numpy().astype(np.float64)
+            worst["nan_mismatches"] += int(np.count_nonzero(np.isnan(got) != np.isnan(ref)))
+            ok = np.isfinite(ref) & np.isfinite(got)
+            worst["nan_mismatches"] += int(np.count_nonzero(np.isinf(ref) & (got != ref)))
+            floor = 1.1754944e-38 if name == "softmax" else 1.0   # denormal outputs: absolute error
+            scale = np.maximum(np.abs(ref[ok]), floor)
+            rel = float(np.max(np.abs(got[ok] - ref[ok]) / scale)) if ok.any() else 0.0
+            worst[name] = max(worst[name], rel)
+    return worst
+
+
+def _check_softmax(worst: dict) -> None:
+    assert worst["nan_mismatches"] == 0, worst
+    assert worst["softmax"] < 3e-7 and worst["log_softmax"] < 1e-7, worst   # measured 1.5e-7, 5.4e-8
+
+
+def test_softmax_lines_this_process():
+    _check_softmax(softmax_errors())
+
+
+def test_softmax_lines_generic_path():
+    env = dict(os.environ, TT_GENERIC_KERNELS="1", PYTHONPATH=str(ROOT))
+    code = ("import json, sys; sys.path.insert(0, 'tests/ops'); import test_vmath as v; "
+            "print(json.dumps(v.softmax_errors()))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    _check_softmax(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure_all(), indent=1))
