@@ -174,6 +174,7 @@ tt_status tt_copy_strided(int ndim, const int64_t *shape,
     }
     tt_row_fn row = src_dtype == dst_dtype ? move_row(itemsizes[0]) : cast_table[src_dtype][dst_dtype];
     char *base[2] = {(char *)dst, (char *)src};
+    iter.elementwise = 1;   /* a copy reads element i of the source only: transposed tiles pack */
     tt_iter_run(&iter, base, row, NULL);
     return TT_OK;
 }
