@@ -1,6 +1,6 @@
 """Memory-bound benchmarks: transposed copies and adds, float16 casts (t_tensor vs NumPy vs torch).
 
-Run: ``PYTHONPATH=. python benchmarks/bench_mem.py [--threads N]``. Prints the median of several
+Run: ``PYTHONPATH=. python benchmarks/bench_mem.py [--threads N]``. Prints the best of several
 runs in GB/s (bytes read + bytes written per second) for each library, measured in one process.
 """
 
@@ -22,7 +22,7 @@ def median_time(fn, repeat: int = 7) -> float:
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]
+    return min(times)
 
 
 def report(name: str, nbytes: int, fns: dict) -> None:

@@ -215,23 +215,30 @@ __attribute__((target("avx2"))) static void pack_32_avx2(char *dst, const char *
 }
 #endif
 
-/* 1 when the AVX2 paths may run: the CPU has AVX2 and TT_GENERIC_KERNELS=1 is not set (read
-   once; the generic paths stay reachable for tests). */
-int tt_iter_use_avx2(void) {
-    static int cached = -1;
-    int value = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-    if (value < 0) {
-        const char *generic = getenv("TT_GENERIC_KERNELS");
-        value = 0;
-#ifdef TT_HAVE_X86
-        value = !(generic != NULL && generic[0] == '1') && __builtin_cpu_supports("avx2");
-#else
-        (void)generic;
-#endif
-        __atomic_store_n(&cached, value, __ATOMIC_RELAXED);
-    }
-    return value;
+/* The SIMD switches: the CPU feature, unless TT_GENERIC_KERNELS=1 forces the generic paths (so
+   that they stay reachable for tests). Each answer is computed once; a race only computes it twice. */
+static int generic_forced(void) {
+    const char *generic = getenv("TT_GENERIC_KERNELS");
+    return generic != NULL && generic[0] == '1' && generic[1] == '\0';
 }
+
+#define DEFINE_CPU_SWITCH(NAME, TEST)                                   \
+    int NAME(void) {                                                    \
+        static int cached = -1;                                         \
+        int value = __atomic_load_n(&cached, __ATOMIC_RELAXED);        \
+        if (value < 0) {                                                \
+            value = !generic_forced() && (TEST);                        \
+            __atomic_store_n(&cached, value, __ATOMIC_RELAXED);         \
+        }                                                               \
+        return value;                                                   \
+    }
+#ifdef TT_HAVE_X86
+DEFINE_CPU_SWITCH(tt_iter_use_avx2, __builtin_cpu_supports("avx2"))
+DEFINE_CPU_SWITCH(tt_iter_use_f16c, __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx"))
+#else
+int tt_iter_use_avx2(void) { return 0; }
+int tt_iter_use_f16c(void) { return 0; }
+#endif
 
 static void pack_tile(char *dst, const char *src, int64_t itemsize, int64_t rows, int64_t cols, int64_t across,
                       int64_t along) {

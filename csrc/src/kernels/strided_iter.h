@@ -77,4 +77,8 @@ void tt_iter_run_range(const tt_iter *iter, char *const *base, tt_row_fn row_fn,
    TT_GENERIC_KERNELS is not "1" (read once, at the first call). */
 int tt_iter_use_avx2(void);
 
+/* 1 when the F16C float16 conversions may run: the CPU has F16C and AVX, and TT_GENERIC_KERNELS
+   is not "1". */
+int tt_iter_use_f16c(void);
+
 #endif /* TT_STRIDED_ITER_H */
