@@ -14,6 +14,14 @@ Result dtypes follow PyTorch: ``sum``/``prod``/``cumsum`` of bool and integers g
 bool (uint8 for a uint8 input). Both PyTorch's and the array API's spellings are accepted:
 ``dim=``/``axis=`` and ``keepdim=``/``keepdims=``.
 
+``out=`` (as ``torch.sum(x, dim, out=y)``): the result is written into ``y``, which must have the
+result's shape (a wrong shape raises, as the elementwise ops do; PyTorch would resize). When
+``y`` has the result's dtype and does not overlap the input, the kernel writes straight into it
+(any strides); otherwise the result is computed and copied in. As in PyTorch, the sums, products,
+means and scans compute in ``y``'s dtype (``dtype=``, if given, must then equal it), ``amax``,
+``amin``, ``max``/``min`` values need the input's dtype and indices need int64, ``any``/``all``
+write bool or uint8, the other float reductions convert their result into ``y``.
+
 >>> import t_tensor as tt
 >>> x = tt.tensor([[1, 2, 3], [4, 5, 6]], dtype=tt.int8)
 >>> x.sum(), x.sum(dim=0).tolist(), x.sum(1, keepdim=True).shape
@@ -96,34 +104,74 @@ def _dtype_arg(dtype: Any, fn: str) -> DType | None:
     return None if dtype is None else dtypes.as_dtype(dtype, fn=fn)
 
 
+def _result_shape(x: TensorImpl, dims: tuple[int, ...], keepdim: bool) -> tuple[int, ...]:
+    """The shape of a reduction of ``x`` over ``dims``."""
+    return tuple(1 if d in dims else n for d, n in enumerate(x._shape) if keepdim or d not in dims)
+
+
+def _check_out(fn: str, out: Any, shape: tuple[int, ...], dtype: DType | None = None, name: str = "out") -> Any:
+    """Validates an ``out=`` tensor: a Tensor of the result's shape (and of ``dtype`` when given)."""
+    if not isinstance(out, TensorImpl):
+        raise TypeError(f"{fn}: {name} must be a Tensor, got {type(out).__name__}")
+    if out._shape != tuple(shape):
+        raise RuntimeError(f"{fn}: output with shape {list(out._shape)} doesn't match the result shape {list(shape)}")
+    if dtype is not None and out._dtype is not dtype:
+        raise RuntimeError(f"{fn}: expected {name} to have dtype {dtype.name}, but got {out._dtype.name}")
+    out._check_writable(fn)
+    return out
+
+
+def _deliver(fn: str, result: Any, out: Any) -> Any:
+    """``result``, or ``out`` after copying ``result`` into it (converting the dtype)."""
+    if out is None:
+        return result
+    _check_out(fn, out, result._shape)
+    return out.copy_(result)
+
+
+def _direct(fn: str, out: Any, x: TensorImpl, shape: tuple[int, ...], dtype: DType) -> Any:
+    """``out`` when the kernel can write into it directly (validated, same dtype, no overlap with
+    the input), else None (the result then goes through a fresh tensor and a copy)."""
+    if out is None:
+        return None
+    _check_out(fn, out, shape)
+    return out if out._dtype is dtype and not out._overlaps(x) else None
+
+
 def _run(fn: str, op: int, x: TensorImpl, dims: tuple[int, ...], keepdim: bool, out_dtype: DType,
-         param: float = 0.0, values_dtype: DType | None = None) -> Any:
-    """One call of tt_reduce; returns the result (and the values tensor for arg-reductions)."""
+         param: float = 0.0, values_dtype: DType | None = None, out: Any = None, out_values: Any = None) -> Any:
+    """One call of tt_reduce; returns the result (and the values tensor for arg-reductions).
+    ``out`` (``out_values``) receive the result (values) when given."""
     shape = _checked_shape(x, fn)
     mask = 0
     for d in dims:
         mask |= 1 << d
-    out_strides = [0] * len(shape)      # contiguous over the kept dims, 0 on the reduced ones
-    result_shape = []
-    step = 1
-    for d in range(len(shape) - 1, -1, -1):
-        if mask >> d & 1:
-            if keepdim:
-                result_shape.append(1)
-        else:
-            out_strides[d] = step
-            step *= shape[d]
-            result_shape.append(shape[d])
-    result_shape = tuple(reversed(result_shape))
-    out_strides = tuple(out_strides)
-    result = type(x)._empty(result_shape, out_dtype, fn)
-    values = type(x)._empty(result_shape, values_dtype, fn) if values_dtype is not None else None
+    result_shape = _result_shape(x, dims, keepdim)
+    result = _direct(fn, out, x, result_shape, out_dtype)
+    if result is None:
+        result = type(x)._empty(result_shape, out_dtype, fn)
+    values = None
+    if values_dtype is not None:
+        values = _direct(fn, out_values, x, result_shape, values_dtype)
+        if values is None or values._overlaps(result):
+            values = type(x)._empty(result_shape, values_dtype, fn)
+    # The outputs are described with the input's shape: their strides on the kept dims, 0 on the reduced ones.
+    out_strides, values_strides, j = [0] * len(shape), [0] * len(shape), 0
+    for d in range(len(shape)):
+        if not mask >> d & 1:
+            out_strides[d] = result._strides[j]
+            values_strides[d] = 0 if values is None else values._strides[j]
+        j += 1 if keepdim or not mask >> d & 1 else 0
     status = lib.tt_reduce(
         op, len(shape), shape, x.data_ptr(), x._strides, x._dtype.code, mask, float(param),
-        result.data_ptr(), out_strides, 0 if values is None else values.data_ptr(), out_strides,
+        result.data_ptr(), tuple(out_strides), 0 if values is None else values.data_ptr(), tuple(values_strides),
     )
     check(status, fn)
-    return result if values is None else (values, result)
+    result = result if out is None or result is out else _deliver(fn, result, out)
+    if values is None:
+        return result
+    values = values if out_values is None or values is out_values else _deliver(fn, values, out_values)
+    return values, result
 
 
 def _check_nonempty(x: TensorImpl, dims: tuple[int, ...], all_dims: bool, fn: str) -> None:
@@ -135,23 +183,35 @@ def _check_nonempty(x: TensorImpl, dims: tuple[int, ...], all_dims: bool, fn: st
             raise IndexError(f"{fn}: Expected reduction dim {d} to have non-zero size.")
 
 
-def _sum_like(fn: str, op: int, input: Any, dim: Any, keepdim: Any, dtype: Any, axis: Any, keepdims: Any):
+def _sum_like(fn: str, op: int, input: Any, dim: Any, keepdim: Any, dtype: Any, axis: Any, keepdims: Any,
+              out: Any = None):
     x = _tensor(input, fn)
     dims = _reduced_dims(x, _alias(dim, axis, "dim", "axis", fn, None), fn)
     keep = _alias(keepdim, keepdims, "keepdim", "keepdims", fn, False)
-    target = _dtype_arg(dtype, fn)
+    target = _out_dtype(fn, _dtype_arg(dtype, fn), out, x._dtype if x._dtype.is_floating_point else dtypes.int64)
     if target is not None:
         x = x.to(target)
     kernel_dtype = x._dtype if x._dtype.is_floating_point else dtypes.int64
-    result = _run(fn, op, x, dims, keep, kernel_dtype)
-    return result if target is None or target is kernel_dtype else result.to(target)
+    if target is None or target is kernel_dtype:
+        return _run(fn, op, x, dims, keep, kernel_dtype, out=out)
+    return _deliver(fn, _run(fn, op, x, dims, keep, kernel_dtype).to(target), out)
+
+
+def _out_dtype(fn: str, target: DType | None, out: Any, natural: DType) -> DType | None:
+    """The dtype a sum-like op computes in: ``dtype=``, else ``out``'s dtype when it differs from
+    the natural result dtype (PyTorch computes in the out dtype); ``dtype=`` must match ``out``."""
+    if out is None or not isinstance(out, TensorImpl):
+        return target
+    if target is not None and out._dtype is not target:
+        raise RuntimeError(f"{fn}: expected out to have dtype {target.name}, but got {out._dtype.name}")
+    return target if target is not None or out._dtype is natural else out._dtype
 
 
 # ---------------------------------------------------------------------- sums and means
 
 
 def sum(input: Any, dim: Any = None, keepdim: Any = None, *, dtype: Any = None, axis: Any = None,
-        keepdims: Any = None) -> Any:
+        keepdims: Any = None, out: Any = None) -> Any:
     """Sum over ``dim`` (an int, a tuple, or all dimensions); bool and integers give int64, and
     ``dtype=`` converts the input first.
 
@@ -161,22 +221,22 @@ def sum(input: Any, dim: Any = None, keepdim: Any = None, *, dtype: Any = None, 
     >>> tt.sum(tt.tensor([100, 100], dtype=tt.int8), dtype=tt.int8)
     tensor(-56, dtype=t_tensor.int8)
     """
-    return _sum_like("sum", lib.TT_RED_SUM, input, dim, keepdim, dtype, axis, keepdims)
+    return _sum_like("sum", lib.TT_RED_SUM, input, dim, keepdim, dtype, axis, keepdims, out)
 
 
 def nansum(input: Any, dim: Any = None, keepdim: Any = None, *, dtype: Any = None, axis: Any = None,
-           keepdims: Any = None) -> Any:
+           keepdims: Any = None, out: Any = None) -> Any:
     """Sum treating NaN as zero.
 
     >>> import t_tensor as tt
     >>> tt.nansum(tt.tensor([1.0, float("nan"), 2.0])).item()
     3.0
     """
-    return _sum_like("nansum", lib.TT_RED_NANSUM, input, dim, keepdim, dtype, axis, keepdims)
+    return _sum_like("nansum", lib.TT_RED_NANSUM, input, dim, keepdim, dtype, axis, keepdims, out)
 
 
 def mean(input: Any, dim: Any = None, keepdim: Any = None, *, dtype: Any = None, axis: Any = None,
-         keepdims: Any = None) -> Any:
+         keepdims: Any = None, out: Any = None) -> Any:
     """Arithmetic mean; the input (or ``dtype=``) must be a float dtype, as in PyTorch. The mean
     of nothing is NaN.
 
@@ -188,7 +248,7 @@ def mean(input: Any, dim: Any = None, keepdim: Any = None, *, dtype: Any = None,
     """
     fn = "mean"
     x = _tensor(input, fn)
-    target = _dtype_arg(dtype, fn)
+    target = _out_dtype(fn, _dtype_arg(dtype, fn), out, x._dtype)
     if target is not None and not target.is_floating_point:
         raise RuntimeError(f"{fn}: could not infer output dtype. Optional dtype must be either a floating point "
                            f"or complex dtype. Got: {target.name}")
@@ -197,7 +257,8 @@ def mean(input: Any, dim: Any = None, keepdim: Any = None, *, dtype: Any = None,
                            f"complex dtype. Got: {x._dtype.name}")
     x = x.to(target) if target is not None else x
     dims = _reduced_dims(x, _alias(dim, axis, "dim", "axis", fn, None), fn)
-    return _run(fn, lib.TT_RED_MEAN, x, dims, _alias(keepdim, keepdims, "keepdim", "keepdims", fn, False), x._dtype)
+    return _run(fn, lib.TT_RED_MEAN, x, dims, _alias(keepdim, keepdims, "keepdim", "keepdims", fn, False), x._dtype,
+                out=out)
 
 
 def nanmean(input: Any, dim: Any = None, keepdim: Any = None, *, dtype: Any = None, axis: Any = None,
@@ -218,43 +279,55 @@ def nanmean(input: Any, dim: Any = None, keepdim: Any = None, *, dtype: Any = No
 
 
 def prod(input: Any, dim: Any = None, keepdim: Any = None, *, dtype: Any = None, axis: Any = None,
-         keepdims: Any = None) -> Any:
+         keepdims: Any = None, out: Any = None) -> Any:
     """Product; bool and integers give int64 (wrapping), the product of nothing is 1.
 
     >>> import t_tensor as tt
     >>> tt.prod(tt.tensor([[1, 2], [3, 4]]), dim=1).tolist()
     [2, 12]
     """
-    return _sum_like("prod", lib.TT_RED_PROD, input, dim, keepdim, dtype, axis, keepdims)
+    return _sum_like("prod", lib.TT_RED_PROD, input, dim, keepdim, dtype, axis, keepdims, out)
 
 
 # ---------------------------------------------------------------------- extrema
 
 
-def _max_min(fn: str, input: Any, dim: Any, keepdim: Any, axis: Any, keepdims: Any) -> Any:
+def _max_min(fn: str, input: Any, dim: Any, keepdim: Any, axis: Any, keepdims: Any, out: Any = None) -> Any:
     from t_tensor import elementwise
 
     x = _tensor(input, fn)
     dim = _alias(dim, axis, "dim", "axis", fn, None)
     keep = _alias(keepdim, keepdims, "keepdim", "keepdims", fn, False)
     if isinstance(dim, TensorImpl):                      # max(x, other): the elementwise maximum
-        return elementwise.binary("maximum" if fn == "max" else "minimum", x, dim)
+        return elementwise.binary("maximum" if fn == "max" else "minimum", x, dim, out)
     if dim is None:
         if x.numel() == 0:
             raise RuntimeError(f"{fn}: Expected reduction dim to be specified for input.numel() == 0. "
                                "Specify the reduction dim with the 'dim' argument.")
+        if out is not None:
+            _check_out(fn, out, (1,) * len(x._shape) if keep else (), x._dtype)
         return _run(fn, lib.TT_RED_MAX if fn == "max" else lib.TT_RED_MIN, x, _reduced_dims(x, None, fn), keep,
-                    x._dtype)
+                    x._dtype, out=out)
     if not hasattr(dim, "__index__"):
         raise TypeError(f"{fn}: dim must be an int, got {type(dim).__name__}")
     dims = _reduced_dims(x, dim, fn)
     _check_nonempty(x, dims, False, fn)
     op = lib.TT_RED_ARGMAX if fn == "max" else lib.TT_RED_ARGMIN
-    values, indices = _run(fn, op, x, dims, keep, dtypes.int64, values_dtype=x._dtype)
+    out_values = out_indices = None
+    if out is not None:
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError(f"{fn}: out must be a (values, indices) pair of tensors")
+        out_values, out_indices = out
+        shape = _result_shape(x, dims, keep)
+        _check_out(fn, out_values, shape, x._dtype, "values")
+        _check_out(fn, out_indices, shape, dtypes.int64, "indices")
+    values, indices = _run(fn, op, x, dims, keep, dtypes.int64, values_dtype=x._dtype, out=out_indices,
+                           out_values=out_values)
     return ValuesIndices(values, indices)
 
 
-def max(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None) -> Any:
+def max(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None,
+        out: Any = None) -> Any:
     """The largest element (a 0-d tensor); with an int ``dim``, the named tuple ``(values,
     indices)`` along it; with a tensor as second argument, the elementwise :func:`maximum`.
     NaN is the largest value.
@@ -264,20 +337,21 @@ def max(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, k
     >>> tt.max(x).item(), tt.max(x, 1).indices.tolist(), tt.max(x, tt.tensor(3)).tolist()
     (7, [1, 0], [[3, 5], [7, 3]])
     """
-    return _max_min("max", input, dim, keepdim, axis, keepdims)
+    return _max_min("max", input, dim, keepdim, axis, keepdims, out)
 
 
-def min(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None) -> Any:
+def min(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None,
+        out: Any = None) -> Any:
     """The smallest element; see :func:`max` for the forms.
 
     >>> import t_tensor as tt
     >>> tt.min(tt.tensor([[1, 5], [7, 2]]), dim=0).values.tolist()
     [1, 2]
     """
-    return _max_min("min", input, dim, keepdim, axis, keepdims)
+    return _max_min("min", input, dim, keepdim, axis, keepdims, out)
 
 
-def _amax_amin(fn: str, op: int, input: Any, dim: Any, keepdim: Any, axis: Any, keepdims: Any) -> Any:
+def _amax_amin(fn: str, op: int, input: Any, dim: Any, keepdim: Any, axis: Any, keepdims: Any, out: Any = None) -> Any:
     x = _tensor(input, fn)
     dim = _alias(dim, axis, "dim", "axis", fn, None)
     dims = _reduced_dims(x, dim, fn)
@@ -286,30 +360,36 @@ def _amax_amin(fn: str, op: int, input: Any, dim: Any, keepdim: Any, axis: Any, 
         raise RuntimeError(f"{fn}: Expected reduction dim to be specified for input.numel() == 0. "
                            "Specify the reduction dim with the 'dim' argument.")
     _check_nonempty(x, dims, False, fn)
-    return _run(fn, op, x, dims, _alias(keepdim, keepdims, "keepdim", "keepdims", fn, False), x._dtype)
+    keep = _alias(keepdim, keepdims, "keepdim", "keepdims", fn, False)
+    if out is not None:
+        _check_out(fn, out, _result_shape(x, dims, keep), x._dtype)
+    return _run(fn, op, x, dims, keep, x._dtype, out=out)
 
 
-def amax(input: Any, dim: Any = (), keepdim: Any = None, *, axis: Any = None, keepdims: Any = None) -> Any:
+def amax(input: Any, dim: Any = (), keepdim: Any = None, *, axis: Any = None, keepdims: Any = None,
+         out: Any = None) -> Any:
     """The maximum over one or several dimensions (all by default); NaN propagates.
 
     >>> import t_tensor as tt
     >>> tt.amax(tt.tensor([[1.0, float("nan")], [3.0, 4.0]]), dim=1).tolist()
     [nan, 4.0]
     """
-    return _amax_amin("amax", lib.TT_RED_MAX, input, None if dim == () else dim, keepdim, axis, keepdims)
+    return _amax_amin("amax", lib.TT_RED_MAX, input, None if dim == () else dim, keepdim, axis, keepdims, out)
 
 
-def amin(input: Any, dim: Any = (), keepdim: Any = None, *, axis: Any = None, keepdims: Any = None) -> Any:
+def amin(input: Any, dim: Any = (), keepdim: Any = None, *, axis: Any = None, keepdims: Any = None,
+         out: Any = None) -> Any:
     """The minimum over one or several dimensions (all by default); NaN propagates.
 
     >>> import t_tensor as tt
     >>> tt.amin(tt.tensor([[1, 2], [3, 0]]), dim=(0, 1)).item()
     0
     """
-    return _amax_amin("amin", lib.TT_RED_MIN, input, None if dim == () else dim, keepdim, axis, keepdims)
+    return _amax_amin("amin", lib.TT_RED_MIN, input, None if dim == () else dim, keepdim, axis, keepdims, out)
 
 
-def _argmax_argmin(fn: str, op: int, input: Any, dim: Any, keepdim: Any, axis: Any, keepdims: Any) -> Any:
+def _argmax_argmin(fn: str, op: int, input: Any, dim: Any, keepdim: Any, axis: Any, keepdims: Any,
+                   out: Any = None) -> Any:
     x = _tensor(input, fn)
     if x._dtype is dtypes.bool:
         raise RuntimeError(f"{fn}: does not support bool input")
@@ -319,10 +399,13 @@ def _argmax_argmin(fn: str, op: int, input: Any, dim: Any, keepdim: Any, axis: A
         raise TypeError(f"{fn}: dim must be an int or None, got {type(dim).__name__}")
     dims = _reduced_dims(x, dim, fn)
     _check_nonempty(x, dims, dim is None, fn)
-    return _run(fn, op, x, dims, keep, dtypes.int64)
+    if out is not None:
+        _check_out(fn, out, _result_shape(x, dims, keep), dtypes.int64)
+    return _run(fn, op, x, dims, keep, dtypes.int64, out=out)
 
 
-def argmax(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None) -> Any:
+def argmax(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None,
+           out: Any = None) -> Any:
     """Index of the first largest element (NaN counts as largest), over the flattened tensor or
     along ``dim``.
 
@@ -330,24 +413,25 @@ def argmax(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None
     >>> tt.argmax(tt.tensor([[1, 9], [9, 2]])).item(), tt.argmax(tt.tensor([[1, 9], [9, 2]]), dim=0).tolist()
     (1, [1, 0])
     """
-    return _argmax_argmin("argmax", lib.TT_RED_ARGMAX, input, dim, keepdim, axis, keepdims)
+    return _argmax_argmin("argmax", lib.TT_RED_ARGMAX, input, dim, keepdim, axis, keepdims, out)
 
 
-def argmin(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None) -> Any:
+def argmin(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None,
+           out: Any = None) -> Any:
     """Index of the first smallest element (NaN counts as smallest).
 
     >>> import t_tensor as tt
     >>> tt.argmin(tt.tensor([3.0, 1.0, 1.0])).item()
     1
     """
-    return _argmax_argmin("argmin", lib.TT_RED_ARGMIN, input, dim, keepdim, axis, keepdims)
+    return _argmax_argmin("argmin", lib.TT_RED_ARGMIN, input, dim, keepdim, axis, keepdims, out)
 
 
 # ---------------------------------------------------------------------- variance
 
 
 def _var_std(fn: str, op: int, input: Any, dim: Any, unbiased: Any, keepdim: Any, correction: Any, axis: Any,
-             keepdims: Any) -> Any:
+             keepdims: Any, out: Any = None) -> Any:
     x = _tensor(input, fn)
     if isinstance(dim, builtins.bool):                   # var(x, True): the old (input, unbiased) form
         dim, unbiased = None, dim
@@ -362,11 +446,11 @@ def _var_std(fn: str, op: int, input: Any, dim: Any, unbiased: Any, keepdim: Any
         raise RuntimeError(f"{fn}: std and var only support floating point and complex dtypes, got {x._dtype.name}")
     dims = _reduced_dims(x, _alias(dim, axis, "dim", "axis", fn, None), fn)
     keep = _alias(keepdim, keepdims, "keepdim", "keepdims", fn, False)
-    return _run(fn, op, x, dims, keep, x._dtype, float(correction))
+    return _run(fn, op, x, dims, keep, x._dtype, float(correction), out=out)
 
 
 def var(input: Any, dim: Any = None, unbiased: Any = None, keepdim: Any = None, *, correction: Any = None,
-        axis: Any = None, keepdims: Any = None) -> Any:
+        axis: Any = None, keepdims: Any = None, out: Any = None) -> Any:
     """Variance ``sum((x - mean)**2) / max(0, N - correction)``; ``correction`` defaults to 1
     (Bessel's), ``unbiased=False`` means 0. Float inputs only.
 
@@ -375,48 +459,54 @@ def var(input: Any, dim: Any = None, unbiased: Any = None, keepdim: Any = None, 
     >>> tt.var(x).item(), tt.var(x, correction=0).item(), tt.var(x, unbiased=False).item()
     (1.6666666269302368, 1.25, 1.25)
     """
-    return _var_std("var", lib.TT_RED_VAR, input, dim, unbiased, keepdim, correction, axis, keepdims)
+    return _var_std("var", lib.TT_RED_VAR, input, dim, unbiased, keepdim, correction, axis, keepdims, out)
 
 
 def std(input: Any, dim: Any = None, unbiased: Any = None, keepdim: Any = None, *, correction: Any = None,
-        axis: Any = None, keepdims: Any = None) -> Any:
+        axis: Any = None, keepdims: Any = None, out: Any = None) -> Any:
     """Standard deviation, the square root of :func:`var`.
 
     >>> import t_tensor as tt
     >>> tt.std(tt.tensor([[1.0, 3.0], [2.0, 2.0]]), dim=1).tolist()
     [1.4142135381698608, 0.0]
     """
-    return _var_std("std", lib.TT_RED_STD, input, dim, unbiased, keepdim, correction, axis, keepdims)
+    return _var_std("std", lib.TT_RED_STD, input, dim, unbiased, keepdim, correction, axis, keepdims, out)
 
 
 # ---------------------------------------------------------------------- logical and counting
 
 
-def _any_all(fn: str, op: int, input: Any, dim: Any, keepdim: Any, axis: Any, keepdims: Any) -> Any:
+def _any_all(fn: str, op: int, input: Any, dim: Any, keepdim: Any, axis: Any, keepdims: Any, out: Any = None) -> Any:
     x = _tensor(input, fn)
     dims = _reduced_dims(x, _alias(dim, axis, "dim", "axis", fn, None), fn)
     out_dtype = dtypes.uint8 if x._dtype is dtypes.uint8 else dtypes.bool   # the kernel writes 0/1 bytes
-    return _run(fn, op, x, dims, _alias(keepdim, keepdims, "keepdim", "keepdims", fn, False), out_dtype)
+    if isinstance(out, TensorImpl):
+        if out._dtype not in (dtypes.bool, dtypes.uint8):
+            raise RuntimeError(f"{fn}: only supports bool or uint8 tensors for out, got {out._dtype.name}")
+        out_dtype = out._dtype
+    return _run(fn, op, x, dims, _alias(keepdim, keepdims, "keepdim", "keepdims", fn, False), out_dtype, out=out)
 
 
-def any(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None) -> Any:
+def any(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None,
+        out: Any = None) -> Any:
     """True where some element is nonzero (NaN counts); uint8 inputs give uint8, as in PyTorch.
 
     >>> import t_tensor as tt
     >>> tt.any(tt.tensor([[0, 1], [0, 0]]), dim=1).tolist()
     [True, False]
     """
-    return _any_all("any", lib.TT_RED_ANY, input, dim, keepdim, axis, keepdims)
+    return _any_all("any", lib.TT_RED_ANY, input, dim, keepdim, axis, keepdims, out)
 
 
-def all(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None) -> Any:
+def all(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None,
+        out: Any = None) -> Any:
     """True where every element is nonzero; ``all`` of nothing is True.
 
     >>> import t_tensor as tt
     >>> tt.all(tt.tensor([[1, 1], [0, 1]]), dim=1).tolist(), tt.all(tt.zeros(0)).item()
     ([True, False], True)
     """
-    return _any_all("all", lib.TT_RED_ALL, input, dim, keepdim, axis, keepdims)
+    return _any_all("all", lib.TT_RED_ALL, input, dim, keepdim, axis, keepdims, out)
 
 
 def count_nonzero(input: Any, dim: Any = None, *, axis: Any = None, keepdims: Any = None) -> Any:
@@ -432,7 +522,8 @@ def count_nonzero(input: Any, dim: Any = None, *, axis: Any = None, keepdims: An
     return _run(fn, lib.TT_RED_COUNT_NONZERO, x, dims, builtins.bool(keepdims), dtypes.int64)
 
 
-def logsumexp(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None) -> Any:
+def logsumexp(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None,
+              out: Any = None) -> Any:
     """``log(sum(exp(x)))`` over ``dim``, computed without overflow (the max is factored out).
     Integers and bool compute in the default float dtype.
 
@@ -449,7 +540,7 @@ def logsumexp(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = N
         x = x.to(dtypes.get_default_dtype())
     dims = _reduced_dims(x, dim, fn)
     return _run(fn, lib.TT_RED_LOGSUMEXP, x, dims, _alias(keepdim, keepdims, "keepdim", "keepdims", fn, False),
-                x._dtype)
+                x._dtype, out=out)
 
 
 # ---------------------------------------------------------------------- norms
@@ -632,9 +723,11 @@ def _scan(fn: str, op: int, x: TensorImpl, dim: int, dtype: Any, out: TensorImpl
         x = x.to(target)
     kernel_dtype = x._dtype if x._dtype.is_floating_point else dtypes.int64
     if target is not None and target is not kernel_dtype:
-        return _scan(fn, op, x, dim, None).to(target)
+        return _deliver(fn, _scan(fn, op, x, dim, None).to(target), out)
     d = S.normalize_dim(dim, len(x._shape), fn=fn)
     result = type(x)._empty(x._shape, kernel_dtype, fn) if out is None else out
+    if out is not None and (out._dtype is not kernel_dtype or out._overlaps(x)):   # compute, then copy in
+        return out.copy_(_scan(fn, op, x, d, None))
     shape, x_strides, out_strides = _checked_shape(x, fn), x._strides, result._strides
     if not shape:                                        # a 0-d tensor: one line of one element
         shape, x_strides, out_strides, d = (1,), (0,), (0,), 0
@@ -644,7 +737,7 @@ def _scan(fn: str, op: int, x: TensorImpl, dim: int, dtype: Any, out: TensorImpl
     return result
 
 
-def cumsum(input: Any, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Any:
+def cumsum(input: Any, dim: Any = None, *, dtype: Any = None, axis: Any = None, out: Any = None) -> Any:
     """Cumulative sum along ``dim`` (required); bool and integers give int64.
 
     >>> import t_tensor as tt
@@ -655,10 +748,14 @@ def cumsum(input: Any, dim: Any = None, *, dtype: Any = None, axis: Any = None) 
     dim = _alias(dim, axis, "dim", "axis", fn, None)
     if dim is None:
         raise TypeError(f"{fn}: missing the dim argument")
-    return _scan(fn, lib.TT_SCAN_SUM, _tensor(input, fn), dim, dtype)
+    x = _tensor(input, fn)
+    if out is not None:
+        _check_out(fn, out, x._shape)
+        dtype = _out_dtype(fn, _dtype_arg(dtype, fn), out, x._dtype if x._dtype.is_floating_point else dtypes.int64)
+    return _scan(fn, lib.TT_SCAN_SUM, x, dim, dtype, out)
 
 
-def cumprod(input: Any, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Any:
+def cumprod(input: Any, dim: Any = None, *, dtype: Any = None, axis: Any = None, out: Any = None) -> Any:
     """Cumulative product along ``dim`` (required); bool and integers give int64.
 
     >>> import t_tensor as tt
@@ -669,7 +766,11 @@ def cumprod(input: Any, dim: Any = None, *, dtype: Any = None, axis: Any = None)
     dim = _alias(dim, axis, "dim", "axis", fn, None)
     if dim is None:
         raise TypeError(f"{fn}: missing the dim argument")
-    return _scan(fn, lib.TT_SCAN_PROD, _tensor(input, fn), dim, dtype)
+    x = _tensor(input, fn)
+    if out is not None:
+        _check_out(fn, out, x._shape)
+        dtype = _out_dtype(fn, _dtype_arg(dtype, fn), out, x._dtype if x._dtype.is_floating_point else dtypes.int64)
+    return _scan(fn, lib.TT_SCAN_PROD, x, dim, dtype, out)
 
 
 def cumulative_sum(x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False) -> Any:
@@ -706,27 +807,32 @@ def cumulative_sum(x: Any, /, *, axis: Any = None, dtype: Any = None, include_in
 # ---------------------------------------------------------------------- softmax
 
 
-def _softmax(fn: str, log: bool, input: Any, dim: Any, dtype: Any) -> Any:
+def _softmax(fn: str, log: bool, input: Any, dim: Any, dtype: Any, out: Any = None) -> Any:
     x = _tensor(input, fn)
     if dim is None:
         raise TypeError(f"{fn}: missing the dim argument")
     target = _dtype_arg(dtype, fn)
+    if out is not None:
+        _check_out(fn, out, x._shape)
+        target = _out_dtype(fn, target, out, x._dtype)
     if target is not None:
         x = x.to(target)
     if not x._dtype.is_floating_point:
         raise NotImplementedError(f"{fn}: not implemented for {x._dtype.name} tensors")
     d = S.normalize_dim(dim, len(x._shape), fn=fn)
-    result = type(x)._empty(x._shape, x._dtype, fn)
+    result = _direct(fn, out, x, x._shape, x._dtype)
+    if result is None:
+        result = type(x)._empty(x._shape, x._dtype, fn)
     shape, x_strides, out_strides = _checked_shape(x, fn), x._strides, result._strides
     if not shape:
         shape, x_strides, out_strides, d = (1,), (0,), (0,), 0
     status = lib.tt_softmax(int(log), len(shape), shape, x.data_ptr(), x_strides, x._dtype.code, d,
                             result.data_ptr(), out_strides)
     check(status, fn)
-    return result
+    return result if out is None or result is out else _deliver(fn, result, out)
 
 
-def softmax(input: Any, dim: Any = None, dtype: Any = None, *, axis: Any = None) -> Any:
+def softmax(input: Any, dim: Any = None, dtype: Any = None, *, axis: Any = None, out: Any = None) -> Any:
     """``exp(x) / sum(exp(x))`` along ``dim`` (required), computed stably (the max is subtracted
     first) in one fused kernel. Float inputs, or ``dtype=`` to convert first.
 
@@ -734,17 +840,17 @@ def softmax(input: Any, dim: Any = None, dtype: Any = None, *, axis: Any = None)
     >>> tt.softmax(tt.tensor([1000.0, 1000.0]), dim=0).tolist()
     [0.5, 0.5]
     """
-    return _softmax("softmax", False, input, _alias(dim, axis, "dim", "axis", "softmax", None), dtype)
+    return _softmax("softmax", False, input, _alias(dim, axis, "dim", "axis", "softmax", None), dtype, out)
 
 
-def log_softmax(input: Any, dim: Any = None, dtype: Any = None, *, axis: Any = None) -> Any:
+def log_softmax(input: Any, dim: Any = None, dtype: Any = None, *, axis: Any = None, out: Any = None) -> Any:
     """``x - logsumexp(x)`` along ``dim`` (required), fused and stable.
 
     >>> import t_tensor as tt
     >>> tt.log_softmax(tt.tensor([0.0, 0.0]), dim=0).tolist()
     [-0.6931471824645996, -0.6931471824645996]
     """
-    return _softmax("log_softmax", True, input, _alias(dim, axis, "dim", "axis", "log_softmax", None), dtype)
+    return _softmax("log_softmax", True, input, _alias(dim, axis, "dim", "axis", "log_softmax", None), dtype, out)
 
 
 # ---------------------------------------------------------------------- Tensor methods

@@ -4,9 +4,16 @@
  * posix_memalign gives 64-byte aligned memory, so every tensor starts on a cache line and any
  * SIMD load of its first element is aligned. A request of 0 bytes returns NULL with TT_OK:
  * there is nothing to point at, and free(NULL) is a no-op, so the pair stays symmetric.
+ *
+ * Large blocks (>= 2 MiB) are aligned to 2 MiB instead and marked MADV_HUGEPAGE, so that the
+ * kernel can back them with transparent huge pages (when THP is in "madvise" or "always" mode):
+ * a fresh 64 MiB tensor then costs 32 page faults instead of 16384, and a transposed walk over
+ * it needs few TLB entries. 2 MiB is a multiple of 64, so the alignment guarantee still holds.
+ * madvise is advice: where it is missing or fails, the block is an ordinary one.
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "tt/tt.h"
 
@@ -24,9 +31,15 @@ static tt_status host_alloc(void *ctx, size_t nbytes, void **out_ptr) {
         return TT_ERR_NOMEM;
     }
     void *ptr = NULL;
-    if (posix_memalign(&ptr, TT_ALIGNMENT, nbytes) != 0) {
+    const size_t huge = (size_t)2 << 20;
+    if (posix_memalign(&ptr, nbytes >= huge ? huge : TT_ALIGNMENT, nbytes) != 0) {
         return TT_ERR_NOMEM;
     }
+#ifdef MADV_HUGEPAGE
+    if (nbytes >= huge) {
+        (void)madvise(ptr, nbytes, MADV_HUGEPAGE);     /* advice only: failure is harmless */
+    }
+#endif
     *out_ptr = ptr;
     return TT_OK;
 }

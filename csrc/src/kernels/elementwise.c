@@ -597,6 +597,7 @@ static tt_status run(tt_row_fn row, int noperands, int ndim, const int64_t *shap
         base[k] = (char *)addresses[k];
     }
     ew_context context = {TT_OK, p0, p1};
+    iter.elementwise = 1;   /* every row function here reads element i of each operand only */
     tt_iter_run(&iter, base, row, &context);
     return context.error;
 }

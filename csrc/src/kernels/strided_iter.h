@@ -11,6 +11,27 @@
  * What remains is an outer counter over ndim-1 dimensions and an inner "row" of shape[ndim-1]
  * elements, which the kernel processes with a tight loop taking byte strides.
  *
+ * Blocking (transposes). When an input's strides disagree with the output's in the last two
+ * dimensions (a.T + b, x.T.contiguous()), walking whole rows reads that input down a column: one
+ * cache line (and often one page) per element, evicted before the next row comes back for its
+ * neighbour. tt_iter_init detects this and tt_iter_run then walks the last two dimensions in
+ * tiles of tile_rows x tile_cols elements, calling the row function once per tile row (rows of
+ * tile_cols elements), so every line an input brings in is used tile_rows times while it is still
+ * in L1. Every kernel on tt_iter gets this for free; row functions only ever see shorter rows.
+ * The order in which elements are visited changes, so a row function must not depend on it
+ * (none does: each output element is computed from its own inputs, or accumulated commutatively).
+ * A kernel whose row function reads exactly element i of each operand at data[k] + i * strides[k]
+ * (nothing beyond it: true of elementwise ops and copies, not of reductions along a line) may set
+ * iter.elementwise = 1 after tt_iter_init: each tile of a transposed input is then first copied
+ * into a small contiguous buffer (on the stack, read column-wise so the source streams), and the
+ * row function sees that input with a unit stride, which takes its vectorized loop.
+ *
+ * Splitting work (threads). tt_iter_run_range(iter, ..., begin, end) visits only the positions
+ * whose index along dimension 0 (the outermost, after simplification) lies in [begin, end).
+ * Disjoint ranges visit disjoint output elements and share no state inside the iterator, so
+ * ranges may run concurrently; tiling stays inside each range. For ndim == 1 dimension 0 is the
+ * row itself and a range is a slice of it. tt_iter_run(iter, ...) is the range [0, shape[0]).
+ *
  * Operands are at most TT_ITER_MAX_OPERANDS; strides are converted from elements to bytes.
  */
 #ifndef TT_STRIDED_ITER_H
@@ -28,6 +49,10 @@ typedef struct tt_iter {
     int64_t numel;
     int64_t shape[TT_MAX_DIMS];
     int64_t strides[TT_ITER_MAX_OPERANDS][TT_MAX_DIMS];    /* bytes */
+    int64_t itemsizes[TT_ITER_MAX_OPERANDS];
+    int64_t tile_rows, tile_cols;   /* > 0: walk dims ndim-2, ndim-1 in tiles; 0: whole rows */
+    unsigned pack_mask;             /* inputs walked against the grain (bit k: operand k) */
+    int elementwise;                /* set by the kernel: tiles of pack_mask inputs may be packed */
 } tt_iter;
 
 /* The inner loop: `n` elements, operand k at data[k] advancing by strides[k] bytes. */
@@ -39,8 +64,21 @@ typedef void (*tt_row_fn)(char **data, const int64_t *strides, int64_t n, void *
 tt_status tt_iter_init(tt_iter *iter, int ndim, const int64_t *shape, int noperands,
                        const int64_t *const *elem_strides, const size_t *itemsizes);
 
-/* Calls row_fn once per row, with every operand's address for that row. `base` holds each
-   operand's address of element (0, ..., 0). */
+/* Calls row_fn once per row (or tile row, when blocked), with every operand's address for that
+   row. `base` holds each operand's address of element (0, ..., 0). */
 void tt_iter_run(const tt_iter *iter, char *const *base, tt_row_fn row_fn, void *ctx);
+
+/* The same, restricted to indices [begin, end) of dimension 0 (clamped to [0, shape[0])).
+   Independent of other ranges: safe to run disjoint ranges on different threads. */
+void tt_iter_run_range(const tt_iter *iter, char *const *base, tt_row_fn row_fn, void *ctx, int64_t begin,
+                       int64_t end);
+
+/* 1 when SIMD (AVX2) kernel paths may run: the CPU supports AVX2 and the environment variable
+   TT_GENERIC_KERNELS is not "1" (read once, at the first call). */
+int tt_iter_use_avx2(void);
+
+/* 1 when the F16C float16 conversions may run: the CPU has F16C and AVX, and TT_GENERIC_KERNELS
+   is not "1". */
+int tt_iter_use_f16c(void);
 
 #endif /* TT_STRIDED_ITER_H */
