@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "half.h"
+#include "cpu_features.h"
 #include "strided_iter.h"
 
 static inline int64_t float_to_i64(double value) {
@@ -186,10 +187,10 @@ __attribute__((target("f16c,avx"))) static void f16c_float16_to_float32(char **d
 /* The row for a conversion: the F16C rows where the CPU has them, else the generic table. */
 static tt_row_fn cast_row(int src_dtype, int dst_dtype) {
 #if defined(__x86_64__) || defined(__i386__)
-    if (src_dtype == TT_FLOAT32 && dst_dtype == TT_FLOAT16 && tt_iter_use_f16c()) {
+    if (src_dtype == TT_FLOAT32 && dst_dtype == TT_FLOAT16 && tt_cpu_use_f16c()) {
         return f16c_float32_to_float16;
     }
-    if (src_dtype == TT_FLOAT16 && dst_dtype == TT_FLOAT32 && tt_iter_use_f16c()) {
+    if (src_dtype == TT_FLOAT16 && dst_dtype == TT_FLOAT32 && tt_cpu_use_f16c()) {
         return f16c_float16_to_float32;
     }
 #endif

@@ -3,6 +3,8 @@
 
 #include "strided_iter.h"
 
+#include "cpu_features.h"
+
 static void swap_dims(tt_iter *iter, int a, int b) {
     int64_t size = iter->shape[a];
     iter->shape[a] = iter->shape[b];
@@ -173,9 +175,8 @@ DEFINE_PACK(16)
 DEFINE_PACK(32)
 DEFINE_PACK(64)
 
-#if defined(__x86_64__) || defined(__i386__)
+#if TT_HAVE_X86
 #include <immintrin.h>
-#define TT_HAVE_X86 1
 
 /* 4-byte elements whose columns are contiguous (across == 4), rows and cols multiples of 8: 8x8
    blocks transposed in AVX registers (8 column loads, 24 shuffles, 8 row stores). */
@@ -215,35 +216,11 @@ __attribute__((target("avx2"))) static void pack_32_avx2(char *dst, const char *
 }
 #endif
 
-/* The SIMD switches: the CPU feature, unless TT_GENERIC_KERNELS=1 forces the generic paths (so
-   that they stay reachable for tests). Each answer is computed once; a race only computes it twice. */
-static int generic_forced(void) {
-    const char *generic = getenv("TT_GENERIC_KERNELS");
-    return generic != NULL && generic[0] == '1' && generic[1] == '\0';
-}
-
-#define DEFINE_CPU_SWITCH(NAME, TEST)                                   \
-    int NAME(void) {                                                    \
-        static int cached = -1;                                         \
-        int value = __atomic_load_n(&cached, __ATOMIC_RELAXED);        \
-        if (value < 0) {                                                \
-            value = !generic_forced() && (TEST);                        \
-            __atomic_store_n(&cached, value, __ATOMIC_RELAXED);         \
-        }                                                               \
-        return value;                                                   \
-    }
-#ifdef TT_HAVE_X86
-DEFINE_CPU_SWITCH(tt_iter_use_avx2, __builtin_cpu_supports("avx2"))
-DEFINE_CPU_SWITCH(tt_iter_use_f16c, __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx"))
-#else
-int tt_iter_use_avx2(void) { return 0; }
-int tt_iter_use_f16c(void) { return 0; }
-#endif
 
 static void pack_tile(char *dst, const char *src, int64_t itemsize, int64_t rows, int64_t cols, int64_t across,
                       int64_t along) {
-#ifdef TT_HAVE_X86
-    if (itemsize == 4 && across == 4 && rows % 8 == 0 && cols % 8 == 0 && tt_iter_use_avx2()) {
+#if TT_HAVE_X86
+    if (itemsize == 4 && across == 4 && rows % 8 == 0 && cols % 8 == 0 && tt_cpu_use_avx2()) {
         pack_32_avx2(dst, src, rows, cols, along);
         return;
     }

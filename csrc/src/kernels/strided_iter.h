@@ -73,12 +73,5 @@ void tt_iter_run(const tt_iter *iter, char *const *base, tt_row_fn row_fn, void 
 void tt_iter_run_range(const tt_iter *iter, char *const *base, tt_row_fn row_fn, void *ctx, int64_t begin,
                        int64_t end);
 
-/* 1 when SIMD (AVX2) kernel paths may run: the CPU supports AVX2 and the environment variable
-   TT_GENERIC_KERNELS is not "1" (read once, at the first call). */
-int tt_iter_use_avx2(void);
-
-/* 1 when the F16C float16 conversions may run: the CPU has F16C and AVX, and TT_GENERIC_KERNELS
-   is not "1". */
-int tt_iter_use_f16c(void);
 
 #endif /* TT_STRIDED_ITER_H */

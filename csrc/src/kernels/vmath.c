@@ -39,12 +39,10 @@
 #include "tt/tt.h"
 #include "tt/kernels/vmath.h"
 #include "vmath.h"
+#include "cpu_features.h"
 
-#if defined(__x86_64__) || defined(__i386__)
+#if TT_HAVE_X86
 #include <immintrin.h>
-#define TT_VMATH_X86 1
-#else
-#define TT_VMATH_X86 0
 #endif
 
 /* ------------------------------------------------------------------ constants */
@@ -126,29 +124,7 @@ static const float ERFC_FAR[10] = {
 
 /* ------------------------------------------------------------------ dispatch */
 
-static int vmath_state = -1;                  /* -1 unknown, 0 generic, 1 avx2 (atomic access) */
-
-static int decide(void) {
-    const char *force = getenv("TT_GENERIC_KERNELS");
-    if (force != NULL && strcmp(force, "1") == 0) {
-        return 0;
-    }
-#if TT_VMATH_X86
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-    return 0;
-#endif
-}
-
-int tt_vmath_uses_avx2(void) {
-    int state = __atomic_load_n(&vmath_state, __ATOMIC_RELAXED);
-    if (state < 0) {                          /* racing first calls decide the same thing */
-        state = decide();
-        __atomic_store_n(&vmath_state, state, __ATOMIC_RELAXED);
-    }
-    return state;
-}
+int tt_vmath_uses_avx2(void) { return tt_cpu_use_avx2_fma(); }
 
 const char *tt_vmath_kernel_name(void) { return tt_vmath_uses_avx2() ? "avx2" : "generic"; }
 
@@ -352,7 +328,7 @@ DEFINE_GENERIC(gelu_tanh, g_gelu_tanh)
 #endif
 
 /* ------------------------------------------------------------------ AVX2 + FMA */
-#if TT_VMATH_X86
+#if TT_HAVE_X86
 
 #define AVX2 __attribute__((target("avx2,fma")))
 #define V1(c) _mm256_set1_ps(c)
@@ -623,7 +599,7 @@ AVX2 static void softmax_avx2(const float *x, float *o, int64_t L, int log_softm
 #define PICK(NAME) (tt_vmath_uses_avx2() ? NAME##_avx2 : NAME##_generic)
 #else
 #define PICK(NAME) NAME##_generic
-#endif /* TT_VMATH_X86 */
+#endif /* TT_HAVE_X86 */
 
 /* ------------------------------------------------------------------ public entry points */
 

@@ -1,0 +1,22 @@
+/*
+ * cpu_features.h: which SIMD paths kernels may take. One answer per feature for the whole process.
+ *
+ * Each switch is 1 when the CPU has the feature and the environment variable TT_GENERIC_KERNELS is
+ * not "1". That variable forces every kernel onto its generic (plain C) path, so that both paths
+ * stay reachable for tests on a machine that has AVX2. Each answer is computed at the first call
+ * and cached; the environment is read then, not later.
+ */
+#ifndef TT_KERNELS_CPU_FEATURES_H
+#define TT_KERNELS_CPU_FEATURES_H
+
+#if defined(__x86_64__) || defined(__i386__)
+#define TT_HAVE_X86 1
+#else
+#define TT_HAVE_X86 0
+#endif
+
+int tt_cpu_use_avx2(void);        /* AVX2 */
+int tt_cpu_use_avx2_fma(void);    /* AVX2 and FMA */
+int tt_cpu_use_f16c(void);        /* F16C and AVX (float16 <-> float32 conversions) */
+
+#endif /* TT_KERNELS_CPU_FEATURES_H */
