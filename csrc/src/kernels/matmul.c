@@ -313,6 +313,10 @@ DEFINE_GENERIC_UKR(double, 6, 8)
         V c30 = _mm256_setzero_##S(), c31 = _mm256_setzero_##S();                                  \
         V c40 = _mm256_setzero_##S(), c41 = _mm256_setzero_##S();                                  \
         V c50 = _mm256_setzero_##S(), c51 = _mm256_setzero_##S();                                  \
+        for (int i = 0; i < mr; i++) { /* C is needed at the end: start fetching it now */         \
+            _mm_prefetch((const char *)(c + i * rsc), _MM_HINT_T0);                                \
+            _mm_prefetch((const char *)(c + i * rsc + (nr - 1) * csc), _MM_HINT_T0);               \
+        }                                                                                          \
         for (int64_t p = 0; p < kc; p++) {                                                         \
             const V b0 = _mm256_loadu_##S(bp), b1 = _mm256_loadu_##S(bp + (W));                    \
             V a;                                                                                   \
