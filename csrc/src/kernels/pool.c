@@ -1,6 +1,7 @@
 /*
  * pool.c: max, average and adaptive pooling and nearest/bilinear resampling, as direct loops over
- * the (N, C) planes of a strided input into a contiguous output.
+ * the (N, C) planes of a strided input into a contiguous output. The planes are split across
+ * threads (tt_parallel_for, whole planes per chunk) when the call has enough work.
  *
  * Every formula follows PyTorch's CPU kernels, including their integer and floating-point
  * details (window clipping for averages, NaN handling and tie-breaking for maxima, the float
@@ -14,6 +15,7 @@
 #include "half.h"
 #include "tt/tt.h"
 #include "tt/kernels/pool.h"
+#include "tt/kernels/parallel.h"
 
 #define LD_plain(p) (*(p))
 #define LD_half(p) tt_half_to_float(*(p))
@@ -32,6 +34,36 @@ typedef struct plane_geom {
     int64_t xs[4];
 } plane_geom;
 
+/* The arguments of one call, shared by the parallel chunks (read-only); `planes` runs planes
+   [p0, p1) of it. */
+typedef struct pool_job pool_job;
+struct pool_job {
+    void (*planes)(const pool_job *j, int64_t p0, int64_t p1);
+    plane_geom g;
+    const void *x;
+    void *out;
+    int64_t *indices;
+    const int64_t *k, *s, *p, *d;
+    int include_pad, max, bilinear, align;
+    int64_t divisor_override;
+    const double *scales;
+    const int64_t *cols;
+    const void *col_weights;
+};
+
+static void pool_task(int64_t begin, int64_t end, void *ctx) {
+    const pool_job *j = ctx;
+    j->planes(j, begin, end);
+}
+
+/* Runs j over every (n, c) plane, split across threads (whole planes per chunk, each chunk writing
+   only its planes' outputs) when there is enough work: `cost` is the work per output element. */
+static void run_planes(const pool_job *j, int64_t cost) {
+    const int64_t planes = j->g.n * j->g.c, per_plane = j->g.oh * j->g.ow * (cost > 0 ? cost : 1);
+    const int64_t grain = per_plane >= (1 << 15) ? 1 : ((1 << 15) + per_plane - 1) / per_plane;
+    tt_parallel_for(planes, grain, pool_task, (void *)j);
+}
+
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
@@ -41,10 +73,10 @@ static int64_t window_end(int64_t o, int64_t out, int64_t in) { return 1 + ((o +
 
 /* PyTorch's nearest_idx: float arithmetic on purpose, to pick the same pixels. */
 static int64_t nearest_index(int64_t dst, int64_t in, int64_t out, double scale) {
-    if (out == in) {
+    if (out == in && scale <= 0) {   /* torch 2.13 takes the shortcuts only without a user scale */
         return dst;
     }
-    if (out - in == in) {
+    if (out - in == in && scale <= 0) {
         return dst >> 1;
     }
     const float ratio = scale > 0 ? (float)(1.0 / scale) : (float)in / (float)out;
@@ -56,9 +88,13 @@ static int64_t nearest_index(int64_t dst, int64_t in, int64_t out, double scale)
 #define PLANE(g, base, plane) ((base) + ((plane) / (g)->c) * (g)->xs[0] + ((plane) % (g)->c) * (g)->xs[1])
 
 #define DEFINE_POOL(name, T, CT, LD, ST, CODE)                                                     \
-    static void max_pool_##name(const plane_geom *g, const T *x, const int64_t *k, const int64_t *s, \
-                                const int64_t *p, const int64_t *d, T *out, int64_t *indices) {    \
-        for (int64_t plane = 0; plane < g->n * g->c; plane++) {                                    \
+    static void max_pool_##name(const pool_job *j, int64_t p0, int64_t p1) {                       \
+        const plane_geom *g = &j->g;                                                               \
+        const T *x = j->x;                                                                         \
+        T *out = j->out;                                                                           \
+        int64_t *indices = j->indices;                                                             \
+        const int64_t *k = j->k, *s = j->s, *p = j->p, *d = j->d;                                  \
+        for (int64_t plane = p0; plane < p1; plane++) {                                            \
             const T *xp = PLANE(g, x, plane);                                                      \
             for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
                 int64_t y0 = oy * s[0] - p[0];                                                     \
@@ -93,9 +129,13 @@ static int64_t nearest_index(int64_t dst, int64_t in, int64_t out, double scale)
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
-    static void avg_pool_##name(const plane_geom *g, const T *x, const int64_t *k, const int64_t *s, \
-                                const int64_t *p, int include_pad, int64_t divisor_override, T *out) { \
-        for (int64_t plane = 0; plane < g->n * g->c; plane++) {                                    \
+    static void avg_pool_##name(const pool_job *j, int64_t p0, int64_t p1) {                       \
+        const plane_geom *g = &j->g;                                                               \
+        const T *x = j->x;                                                                         \
+        T *out = j->out;                                                                           \
+        const int64_t *k = j->k, *s = j->s, *p = j->p, divisor_override = j->divisor_override;     \
+        const int include_pad = j->include_pad;                                                    \
+        for (int64_t plane = p0; plane < p1; plane++) {                                            \
             const T *xp = PLANE(g, x, plane);                                                      \
             for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
                 int64_t y0 = oy * s[0] - p[0];                                                     \
@@ -129,8 +169,13 @@ static int64_t nearest_index(int64_t dst, int64_t in, int64_t out, double scale)
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
-    static void adaptive_pool_##name(const plane_geom *g, int max, const T *x, T *out, int64_t *indices) { \
-        for (int64_t plane = 0; plane < g->n * g->c; plane++) {                                    \
+    static void adaptive_pool_##name(const pool_job *j, int64_t p0, int64_t p1) {                  \
+        const plane_geom *g = &j->g;                                                               \
+        const T *x = j->x;                                                                         \
+        T *out = j->out;                                                                           \
+        int64_t *indices = j->indices;                                                             \
+        const int max = j->max;                                                                    \
+        for (int64_t plane = p0; plane < p1; plane++) {                                            \
             const T *xp = PLANE(g, x, plane);                                                      \
             for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
                 const int64_t y0 = window_start(oy, g->oh, g->h), y1 = window_end(oy, g->oh, g->h); \
@@ -193,26 +238,15 @@ static int64_t nearest_index(int64_t dst, int64_t in, int64_t out, double scale)
         *l0 = (CT)1 - lambda;                                                                      \
     }                                                                                              \
                                                                                                    \
-    static tt_status interpolate_##name(const plane_geom *g, int bilinear, const double *scales,  \
-                                        int align, const T *x, T *out) {                           \
-        /* Per output column: source columns and weights; per output row the same, computed      \
-           once for the whole call. */                                                             \
-        int64_t *cols = malloc((size_t)(2 * g->ow + 1) * sizeof(int64_t));                         \
-        CT *col_weights = malloc((size_t)(2 * g->ow + 1) * sizeof(CT));                            \
-        if (cols == NULL || col_weights == NULL) {                                                 \
-            free(cols);                                                                            \
-            free(col_weights);                                                                     \
-            return TT_ERR_NOMEM;                                                                   \
-        }                                                                                          \
-        for (int64_t ox = 0; ox < g->ow; ox++) {                                                   \
-            if (bilinear) {                                                                        \
-                linear_source_##name(ox, g->w, g->ow, scales[1], align, &cols[2 * ox], &cols[2 * ox + 1], \
-                                     &col_weights[2 * ox], &col_weights[2 * ox + 1]);              \
-            } else {                                                                               \
-                cols[2 * ox] = nearest_index(ox, g->w, g->ow, scales[1]);                          \
-            }                                                                                      \
-        }                                                                                          \
-        for (int64_t plane = 0; plane < g->n * g->c; plane++) {                                    \
+    static void interpolate_planes_##name(const pool_job *j, int64_t p0, int64_t p1) {            \
+        const plane_geom *g = &j->g;                                                               \
+        const T *x = j->x;                                                                         \
+        T *out = j->out;                                                                           \
+        const int64_t *cols = j->cols;                                                             \
+        const CT *col_weights = j->col_weights;                                                    \
+        const int bilinear = j->bilinear, align = j->align;                                        \
+        const double *scales = j->scales;                                                          \
+        for (int64_t plane = p0; plane < p1; plane++) {                                    \
             const T *xp = PLANE(g, x, plane);                                                      \
             for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
                 T *o = out + (plane * g->oh + oy) * g->ow;                                         \
@@ -236,6 +270,31 @@ static int64_t nearest_index(int64_t dst, int64_t in, int64_t out, double scale)
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
+    static tt_status interpolate_##name(const plane_geom *g, int bilinear, const double *scales,  \
+                                        int align, const T *x, T *out) {                           \
+        /* Per output column: source columns and weights; per output row the same, computed      \
+           once for the whole call. */                                                             \
+        int64_t *cols = malloc((size_t)(2 * g->ow + 1) * sizeof(int64_t));                         \
+        CT *col_weights = malloc((size_t)(2 * g->ow + 1) * sizeof(CT));                            \
+        if (cols == NULL || col_weights == NULL) {                                                 \
+            free(cols);                                                                            \
+            free(col_weights);                                                                     \
+            return TT_ERR_NOMEM;                                                                   \
+        }                                                                                          \
+        for (int64_t ox = 0; ox < g->ow; ox++) {                                                   \
+            if (bilinear) {                                                                        \
+                linear_source_##name(ox, g->w, g->ow, scales[1], align, &cols[2 * ox], &cols[2 * ox + 1], \
+                                     &col_weights[2 * ox], &col_weights[2 * ox + 1]);              \
+            } else {                                                                               \
+                cols[2 * ox] = nearest_index(ox, g->w, g->ow, scales[1]);                          \
+            }                                                                                      \
+        }                                                                                          \
+        pool_job job = {.planes = interpolate_planes_##name, .g = *g, .x = x, .out = out,         \
+                        .bilinear = bilinear, .align = align, .scales = scales, .cols = cols,      \
+                        .col_weights = col_weights};                                               \
+        run_planes(&job, bilinear ? 4 : 1);                                                        \
         free(cols);                                                                                \
         free(col_weights);                                                                         \
         return TT_OK;                                                                              \
@@ -315,7 +374,11 @@ tt_status tt_max_pool2d(int dtype, const int64_t *x_shape, uintptr_t x, const in
     switch (dtype) {
 #define CALL(name, T, CT, LD, ST, CODE) \
     case CODE: \
-        max_pool_##name(&g, (const T *)x, kernel, stride, padding, dilation, (T *)out, (int64_t *)indices); \
+        { \
+            pool_job job = {.planes = max_pool_##name, .g = g, .x = (const T *)x, .out = (T *)out, \
+                            .indices = (int64_t *)indices, .k = kernel, .s = stride, .p = padding, .d = dilation}; \
+            run_planes(&job, kernel[0] * kernel[1]); \
+        } \
         return TT_OK;
         POOL_DTYPES(CALL)
 #undef CALL
@@ -347,7 +410,12 @@ tt_status tt_avg_pool2d(int dtype, const int64_t *x_shape, uintptr_t x, const in
     switch (dtype) {
 #define CALL(name, T, CT, LD, ST, CODE) \
     case CODE: \
-        avg_pool_##name(&g, (const T *)x, kernel, stride, padding, count_include_pad, divisor_override, (T *)out); \
+        { \
+            pool_job job = {.planes = avg_pool_##name, .g = g, .x = (const T *)x, .out = (T *)out, .k = kernel, \
+                            .s = stride, .p = padding, .include_pad = count_include_pad, \
+                            .divisor_override = divisor_override}; \
+            run_planes(&job, kernel[0] * kernel[1]); \
+        } \
         return TT_OK;
         POOL_DTYPES(CALL)
 #undef CALL
@@ -373,7 +441,11 @@ tt_status tt_adaptive_pool2d(int max, int dtype, const int64_t *x_shape, uintptr
     switch (dtype) {
 #define CALL(name, T, CT, LD, ST, CODE) \
     case CODE: \
-        adaptive_pool_##name(&g, max != 0, (const T *)x, (T *)out, (int64_t *)indices); \
+        { \
+            pool_job job = {.planes = adaptive_pool_##name, .g = g, .x = (const T *)x, .out = (T *)out, \
+                            .indices = (int64_t *)indices, .max = max != 0}; \
+            run_planes(&job, (g.h + g.oh - 1) / g.oh * ((g.w + g.ow - 1) / g.ow) + 1); \
+        } \
         return TT_OK;
         POOL_DTYPES(CALL)
 #undef CALL

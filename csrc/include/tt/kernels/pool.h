@@ -39,7 +39,7 @@ tt_status tt_adaptive_pool2d(int max, int dtype, const int64_t *x_shape, uintptr
 /* Resampling to out_size, PyTorch's upsample kernels. scales[d] > 0 is the user's scale factor
    for dimension d (its reciprocal maps output to input coordinates), else in/out sizes are used.
    bilinear = 0: nearest, source index min(floor(dst * scale), in - 1) in float arithmetic (with
-   PyTorch's shortcuts for out == in and out == 2 * in). bilinear = 1: linear in each dimension,
+   PyTorch's shortcuts for out == in and out == 2 * in when no scale is given). bilinear = 1: linear in each dimension,
    align_corners as PyTorch (align_corners = 1: scale (in - 1) / (out - 1)). h, w >= 1. */
 tt_status tt_interpolate2d(int bilinear, int dtype, const int64_t *x_shape, uintptr_t x, const int64_t *x_strides,
                            const int64_t *out_size, const double *scales, int align_corners, uintptr_t out);
