@@ -762,7 +762,8 @@ def test_linalg_cross_errors_as_torch():
 from t_tensor._capi import ffi, lib  # noqa: E402
 
 
-@pytest.fixture(params=[("default", 1), ("default", 2), ("generic", 1), ("generic", 2)], ids=lambda p: f"{p[0]}-{p[1]}t")
+@pytest.fixture(params=[("default", 1), ("default", 2), ("generic", 1), ("generic", 2)],
+                ids=lambda p: f"{p[0]}-{p[1]}t")
 def gemm_config(request):
     kernel, threads = request.param
     before = tt.get_num_threads()
