@@ -5,7 +5,9 @@
  * im2col copies the input values each output position sees into a (K x pb) matrix `col`
  * (K = c_in/groups * kh * kw; zero where the window falls in the padding), converted to the
  * compute type; then out_block (M x pb) = w_group (M x K) * col + bias, M = c_out/groups.
- * The weights are packed once into a contiguous (c_out x K) matrix of the compute type.
+ * The weights are packed once into a contiguous (c_out x K) matrix of the compute type; with a
+ * bias, K grows by one: the bias is the weights' last column and col's last row is ones, so the
+ * product writes the finished output in one pass.
  * Blocks keep `col` around 1 MiB, so scratch memory does not grow with the image.
  *
  * Compute types: float for float16 and float32, double for float64. The product is tt_gemm
@@ -88,11 +90,22 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
                                 row[j + t] = 0;                                                   \
                             }                                                                     \
                         } else {                                                                  \
-                            const T *xr = xc + iy * g->xs[2];                                     \
-                            int64_t ix = ox * g->sw - g->pw + kx * g->dw;                         \
-                            for (int64_t t = 0; t < span; t++, ix += g->sw) {                     \
-                                row[j + t] = (ix >= 0 && ix < g->w) ? (CT)LD(xr + ix * g->xs[3]) : (CT)0; \
+                            const int64_t ix0 = ox * g->sw - g->pw + kx * g->dw, step = g->sw * g->xs[3]; \
+                            /* the positions t whose column ix0 + t * sw lies inside the row */   \
+                            int64_t lo = ix0 < 0 ? (-ix0 + g->sw - 1) / g->sw : 0;                \
+                            int64_t hi = ix0 < g->w ? (g->w - ix0 + g->sw - 1) / g->sw : 0;       \
+                            lo = lo < span ? lo : span;                                           \
+                            hi = hi < span ? hi : span;                                           \
+                            hi = hi > lo ? hi : lo;                                               \
+                            CT *dst = row + j;                                                    \
+                            for (int64_t t = 0; t < lo; t++) dst[t] = 0;                          \
+                            const T *src = xc + iy * g->xs[2] + (ix0 + lo * g->sw) * g->xs[3];    \
+                            if (step == 1) {                                                      \
+                                for (int64_t t = lo; t < hi; t++) dst[t] = (CT)LD(src + (t - lo)); \
+                            } else {                                                              \
+                                for (int64_t t = lo; t < hi; t++) dst[t] = (CT)LD(src + (t - lo) * step); \
                             }                                                                     \
+                            for (int64_t t = hi; t < span; t++) dst[t] = 0;                       \
                         }                                                                         \
                         j += span;                                                                \
                         ox = 0;                                                                   \
@@ -116,7 +129,7 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
     static void conv_units_##name(const conv_job_##name *j, int64_t u0, int64_t u1, CT *col,      \
                                   CT *cbuf) {                                                     \
         const conv_geom *g = j->g;                                                                \
-        const int64_t M = g->m, P = j->P, K = j->K;                                               \
+        const int64_t M = g->m, P = j->P, K = j->K; /* K includes the bias row */                \
         const int direct = sizeof(T) == sizeof(CT); /* the product lands in `out` itself */       \
         for (int64_t u = u0; u < u1; u++) {                                                       \
             const int64_t blk = u % j->blocks, grp = (u / j->blocks) % g->groups;                 \
@@ -127,16 +140,11 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
             CT *c = direct ? (CT *)(void *)o : cbuf;                                              \
             const int64_t rsc = direct ? P : pn;                                                  \
             im2col_##name(g, xg, p0, pn, col);                                                    \
-            for (int64_t i = 0; i < M; i++) {                                                     \
-                const CT start = j->bias ? (CT)LD(j->bias + (grp * M + i) * g->bs) : (CT)0;       \
-                for (int64_t t = 0; t < pn; t++) {                                                \
-                    c[i * rsc + t] = start;                                                       \
-                }                                                                                 \
+            if (j->bias) { /* the bias is one more term of every sum: weight column K x a row of ones */ \
+                for (int64_t t = 0; t < pn; t++) col[(K - 1) * pn + t] = 1;                       \
             }                                                                                     \
-            if (K > 0) {                                                                          \
-                tt_gemm(GEMM_DTYPE(CT), M, pn, K, (uintptr_t)(j->wpack + grp * M * K), K, 1,      \
-                        (uintptr_t)col, pn, 1, (uintptr_t)c, rsc, 1, 1);                          \
-            }                                                                                     \
+            tt_gemm(GEMM_DTYPE(CT), M, pn, K, (uintptr_t)(j->wpack + grp * M * K), K, 1,          \
+                    (uintptr_t)col, pn, 1, (uintptr_t)c, rsc, 1, 0); /* K == 0 writes zeros */    \
             if (!direct) {                                                                        \
                 for (int64_t i = 0; i < M; i++) {                                                 \
                     for (int64_t t = 0; t < pn; t++) {                                            \
@@ -157,7 +165,7 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
     }                                                                                             \
                                                                                                   \
     static tt_status conv_##name(const conv_geom *g, const T *x, const T *w, const T *bias, T *out) { \
-        const int64_t K = g->cin_g * g->kh * g->kw, P = g->oh * g->ow, M = g->m;                  \
+        const int64_t K = g->cin_g * g->kh * g->kw + (bias != NULL), P = g->oh * g->ow, M = g->m; \
         if (g->n == 0 || g->c_out == 0 || P == 0) {                                               \
             return TT_OK;                                                                         \
         }                                                                                         \
@@ -198,6 +206,9 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
                         *wp++ = (CT)LD(w + co * g->ws[0] + ci * g->ws[1] + ky * g->ws[2] + kx * g->ws[3]); \
                     }                                                                             \
                 }                                                                                 \
+            }                                                                                     \
+            if (bias) {                                                                           \
+                *wp++ = (CT)LD(bias + co * g->bs);                                                \
             }                                                                                     \
         }                                                                                         \
         conv_job_##name job = {.g = g, .x = x, .bias = bias, .out = out, .wpack = wpack,          \
