@@ -18,6 +18,7 @@
 #include "check.h"
 #include "kernels/half.h"
 #include "tt/kernels/matmul.h"
+#include "tt/kernels/parallel.h"
 
 static const int DTYPES[] = {TT_INT8, TT_INT16, TT_INT32, TT_INT64, TT_UINT8, TT_FLOAT16, TT_FLOAT32, TT_FLOAT64};
 
@@ -145,6 +146,8 @@ static void test_layouts(int dtype) {
     const int64_t sizes[][4] = {
         /* batch, m, n, k */
         {1, 66, 258, 257}, {2, 5, 7, 3}, {1, 65, 2, 300}, {3, 1, 1, 33}, {1, 9, 300, 1}, {2, 4, 3, 0},
+        {1, 151, 37, 300}, /* float GEMM: past MC (144) and KC (256), rows split across workers */
+        {16, 17, 19, 33},  /* float GEMM: enough small products to split the batch across workers */
     };
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         int64_t batch = sizes[s][0], m = sizes[s][1], n = sizes[s][2], k = sizes[s][3];
@@ -186,10 +189,41 @@ static void test_bad_arguments(void) {
     CHECK(out == 2.0f, "1x1x1: expected 2, got %g", (double)out);
 }
 
+/* tt_gemm: accumulation onto C with a non-unit column stride (the edge-tile store path), and the
+   dtypes it refuses. */
+static void test_gemm_entry(void) {
+    float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 2, 1, 0, 3}, c[12];
+    for (int i = 0; i < 12; i++) c[i] = (float)i;
+    /* A (2x3) @ B (3x2) added to C seen as 2x2 with strides (6, 2) */
+    CHECK_STATUS(tt_gemm(TT_FLOAT32, 2, 2, 3, (uintptr_t)a, 3, 1, (uintptr_t)b, 2, 1, (uintptr_t)c, 6, 2, 1), TT_OK,
+                 "tt_gemm accumulate");
+    const float want[4] = {0 + 5, 2 + 11, 6 + 14, 8 + 23};
+    const int at[4] = {0, 2, 6, 8};
+    for (int i = 0; i < 4; i++) {
+        CHECK(c[at[i]] == want[i], "tt_gemm: c[%d] = %g, expected %g", at[i], (double)c[at[i]], (double)want[i]);
+    }
+    CHECK(c[1] == 1.0f && c[7] == 7.0f, "tt_gemm wrote outside C");
+    CHECK_STATUS(tt_gemm(TT_INT32, 1, 1, 1, (uintptr_t)a, 1, 1, (uintptr_t)b, 1, 1, (uintptr_t)c, 1, 1, 0),
+                 TT_ERR_UNSUPPORTED_DTYPE, "tt_gemm int32");
+}
+
 int main(void) {
     for (size_t d = 0; d < sizeof DTYPES / sizeof DTYPES[0]; d++) {
         test_layouts(DTYPES[d]);
     }
+    /* the float GEMM again on the generic micro-kernel, and on 1 and 2 threads */
+    const int floats[2] = {TT_FLOAT32, TT_FLOAT64};
+    for (int generic = 0; generic < 2; generic++) {
+        tt_gemm_force_generic(generic);
+        for (int threads = 1; threads <= 2; threads++) {
+            CHECK_STATUS(tt_set_num_threads(threads), TT_OK, "tt_set_num_threads");
+            for (int d = 0; d < 2; d++) {
+                test_layouts(floats[d]);
+            }
+            test_gemm_entry();
+        }
+    }
+    tt_gemm_force_generic(0);
     test_bad_arguments();
     return check_report("test_matmul");
 }

@@ -481,3 +481,37 @@ def test_interpolate_nearest_follows_torchs_1d_and_2d_rules(shape, scale):
     want = torch.nn.functional.interpolate(torch.from_numpy(x), scale_factor=scale, mode="nearest")
     got = tt.nn.functional.interpolate(tt.tensor(x), scale_factor=scale, mode="nearest")
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+# ---------------------------------------------------------------------- threads and micro-kernels
+# conv runs on the float GEMM (AVX2 or generic micro-kernel) with its (image, group, block) units
+# split across threads; pooling splits the (N, C) planes. Same values on every configuration.
+
+@pytest.mark.parametrize("generic", [0, 1])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", [tt.float32, tt.float64, tt.float16])
+def test_conv_and_pool_threads_and_kernels(generic, threads, dtype):
+    from t_tensor._capi import lib
+
+    before = tt.get_num_threads()
+    lib.tt_gemm_force_generic(generic)
+    tt.set_num_threads(threads)
+    try:
+        x = data(11, (5, 6, 19, 23), dtype)
+        cases = [
+            (data(12, (16, 6, 3, 3), dtype), data(13, (16,), dtype), dict(padding=1)),   # the benchmark's shape
+            (data(14, (6, 1, 3, 3), dtype), None, dict(padding=2, groups=6, stride=2)),  # depthwise
+            (data(15, (4, 3, 2, 5), dtype), data(16, (4,), dtype), dict(groups=2, dilation=(2, 1))),
+        ]
+        for w, b, kwargs in cases:
+            def conv(lib_, x_, w_, *rest, kwargs=kwargs):
+                return lib_.nn.functional.conv2d(x_, w_, *rest, **kwargs)
+            run(conv, [x, w] + ([] if b is None else [b]), dtype, terms=w.shape[1] * 9 + 1)
+        x1 = data(17, (3, 4, 301), dtype)  # conv1d: long rows split into position blocks
+        run(lambda lib_, x_, w_: lib_.nn.functional.conv1d(x_, w_, padding=3), [x1, data(18, (5, 4, 7), dtype)],
+            dtype, terms=29)
+        run(lambda lib_, x_: lib_.nn.functional.max_pool2d(x_, 3, stride=2, padding=1), [x], dtype)
+        run(lambda lib_, x_: lib_.nn.functional.avg_pool2d(x_, 2), [x], dtype, terms=4)
+        run(lambda lib_, x_: lib_.nn.functional.adaptive_avg_pool2d(x_, (4, 5)), [x], dtype, terms=30)
+        run(lambda lib_, x_: lib_.nn.functional.interpolate(x_, scale_factor=2, mode="bilinear"), [x], dtype, terms=4)
+    finally:
+        lib.tt_gemm_force_generic(0)
+        tt.set_num_threads(before)

@@ -752,3 +752,121 @@ def test_linalg_cross_errors_as_torch():
         exception=RuntimeError,
         match="linalg.cross: inputs dimension -1 must have length 3",
     )
+
+
+# ---------------------------------------------------------------------- the float GEMM engine
+# The float32/float64 products run on a packed, cache-blocked GEMM with an AVX2+FMA micro-kernel
+# picked at run time and a generic C one (csrc/src/kernels/matmul.c). Each case below runs on both
+# micro-kernels and on 1 and 2 threads, against NumPy in float64.
+
+from t_tensor._capi import ffi, lib  # noqa: E402
+
+
+@pytest.fixture(params=[("default", 1), ("default", 2), ("generic", 1), ("generic", 2)],
+                ids=lambda p: f"{p[0]}-{p[1]}t")
+def gemm_config(request):
+    kernel, threads = request.param
+    before = tt.get_num_threads()
+    lib.tt_gemm_force_generic(int(kernel == "generic"))
+    tt.set_num_threads(threads)
+    try:
+        name = ffi.string(lib.tt_gemm_kernel_name()).decode()
+        assert name == "generic" if kernel == "generic" else name in ("avx2", "generic")
+        yield name
+    finally:
+        lib.tt_gemm_force_generic(0)
+        tt.set_num_threads(before)
+
+
+def _gemm_reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.matmul(a.astype(np.float64), b.astype(np.float64))
+
+
+def _gemm_check(got, a: np.ndarray, b: np.ndarray, dtype) -> None:
+    k = a.shape[-1]
+    want = _gemm_reference(a, b)
+    got = got.numpy()
+    assert got.dtype == np.dtype(dtype) and got.shape == want.shape
+    eps = 1e-6 if dtype == np.float32 else 1e-14
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=10 * eps, atol=eps * 4 * (k + 1))
+
+
+def _operand(rng: np.random.Generator, rows: int, cols: int, dtype, layout: str):
+    """A (rows, cols) Tensor laid out contiguous, transposed (column-major) or as a strided slice."""
+    if layout == "transposed":
+        base = rng.uniform(-1, 1, (cols, rows)).astype(dtype)
+        return tt.from_numpy(base).T, base.T
+    if layout == "sliced":
+        base = rng.uniform(-1, 1, (2 * rows + 1, cols + 3)).astype(dtype)
+        return tt.from_numpy(base)[1::2, 2 : cols + 2], base[1::2, 2 : cols + 2]
+    base = rng.uniform(-1, 1, (rows, cols)).astype(dtype)
+    return tt.from_numpy(base), base
+
+
+GEMM_SIZES = [(1, 1, 1), (7, 7, 7), (1, 65, 63), (63, 1, 65), (65, 63, 7), (63, 65, 257), (7, 1000, 3), (130, 40, 600)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("mnk", GEMM_SIZES, ids=lambda s: "x".join(map(str, s)))
+def test_gemm_odd_sizes_and_layouts(gemm_config, dtype, mnk):
+    m, n, k = mnk
+    rng = np.random.default_rng(m * 10007 + n * 101 + k)
+    for la, lb in [("contiguous", "contiguous"), ("transposed", "sliced"), ("sliced", "transposed")]:
+        ta, a = _operand(rng, m, k, dtype, la)
+        tb, b = _operand(rng, k, n, dtype, lb)
+        _gemm_check(ta @ tb, a, b, dtype)
+
+
+def test_gemm_1000(gemm_config):
+    rng = np.random.default_rng(1000)
+    a = rng.uniform(-1, 1, (1000, 1000)).astype(np.float32)
+    b = rng.uniform(-1, 1, (1000, 1000)).astype(np.float32)
+    _gemm_check(tt.from_numpy(a) @ tt.from_numpy(b).T, a, b.T, np.float32)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gemm_batched_and_broadcast(gemm_config, dtype):
+    rng = np.random.default_rng(7)
+    # many small products: split over the batch when there are threads
+    a = rng.uniform(-1, 1, (64, 17, 33)).astype(dtype)
+    b = rng.uniform(-1, 1, (64, 33, 19)).astype(dtype)
+    _gemm_check(tt.from_numpy(a) @ tt.from_numpy(b), a, b, dtype)
+    # broadcast batch (stride 0) on both sides, transposed matrices inside
+    a = rng.uniform(-1, 1, (5, 1, 40, 70)).astype(dtype)
+    b = rng.uniform(-1, 1, (3, 30, 70)).astype(dtype)
+    got = tt.from_numpy(a) @ tt.from_numpy(b).transpose(-1, -2)
+    _gemm_check(got, np.broadcast_to(a, (5, 3, 40, 70)), np.broadcast_to(b.transpose(0, 2, 1), (5, 3, 70, 30)), dtype)
+    # a few large products: the threads split each product
+    a = rng.uniform(-1, 1, (2, 150, 300)).astype(dtype)
+    b = rng.uniform(-1, 1, (300, 170)).astype(dtype)
+    _gemm_check(tt.from_numpy(a) @ tt.from_numpy(b), a, b, dtype)
+
+
+def test_gemm_empty_sum_and_nan(gemm_config):
+    got = tt.zeros(3, 0) @ tt.zeros(0, 4)
+    assert got.tolist() == [[0.0] * 4] * 3
+    a = np.ones((7, 9), np.float32)
+    a[2, 3] = np.nan
+    got = (tt.from_numpy(a) @ tt.ones(9, 20)).numpy()
+    assert np.isnan(got[2]).all() and not np.isnan(np.delete(got, 2, axis=0)).any()
+
+
+def test_generic_kernels_environment_variable():
+    """TT_GENERIC_KERNELS=1, read once at the first product, selects the generic micro-kernel."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, t_tensor as tt\n"
+        "from t_tensor._capi import ffi, lib\n"
+        "a = np.arange(12, dtype=np.float32).reshape(3, 4); b = np.arange(20, dtype=np.float32).reshape(4, 5)\n"
+        "assert ((tt.from_numpy(a) @ tt.from_numpy(b)).numpy() == a @ b).all()\n"
+        "print(ffi.string(lib.tt_gemm_kernel_name()).decode())\n"
+    )
+    env = dict(os.environ, TT_GENERIC_KERNELS="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "generic"
+    env["TT_GENERIC_KERNELS"] = "0"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() in ("avx2", "generic")

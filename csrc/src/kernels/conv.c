@@ -5,12 +5,19 @@
  * im2col copies the input values each output position sees into a (K x pb) matrix `col`
  * (K = c_in/groups * kh * kw; zero where the window falls in the padding), converted to the
  * compute type; then out_block (M x pb) = w_group (M x K) * col + bias, M = c_out/groups.
- * The weights are packed once into a contiguous (c_out x K) matrix of the compute type.
+ * The weights are packed once into a contiguous (c_out x K) matrix of the compute type; with a
+ * bias, K grows by one: the bias is the weights' last column and col's last row is ones, so the
+ * product writes the finished output in one pass.
  * Blocks keep `col` around 1 MiB, so scratch memory does not grow with the image.
  *
- * Compute types: float for float16 and float32, double for float64. The matrix product is one
- * static function per compute type (gemm_float, gemm_double): a plain register-blocked loop,
- * kept behind that one name so that a faster GEMM can replace it.
+ * Compute types: float for float16 and float32, double for float64. The product is tt_gemm
+ * (matmul.c: packed panels, AVX2/FMA micro-kernel), accumulating onto the bias: for float32 and
+ * float64 straight into `out` (row stride P), for float16 into a float buffer stored afterwards.
+ *
+ * Threads: the units (image, group, block of positions) are split into one contiguous range per
+ * worker (tt_parallel_for over the worker count), each worker with its own col/cbuf scratch and
+ * writing only its units' part of `out`; tt_gemm called from inside a worker runs serially. With
+ * fewer units than threads (one image), a single worker runs and tt_gemm itself uses the threads.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +25,8 @@
 #include "half.h"
 #include "tt/tt.h"
 #include "tt/kernels/conv.h"
+#include "tt/kernels/matmul.h"
+#include "tt/kernels/parallel.h"
 
 #define LD_plain(p) (*(p))
 #define LD_half(p) tt_half_to_float(*(p))
@@ -32,8 +41,9 @@
 
 /* Elements of `col` per block, a budget: the block narrows for large K. */
 #define COL_BUDGET ((int64_t)1 << 18)
-/* Columns of the product handled together, so four rows of C stay in L1. */
-#define GEMM_COLUMNS 256
+/* Below this many multiply-adds a convolution runs its (image, group, block) units on one
+   worker (its GEMMs may still use threads). */
+#define CONV_PARALLEL_MIN ((double)(1 << 18))
 
 typedef struct conv_geom {
     int64_t n, c_in, h, w;              /* input */
@@ -44,45 +54,9 @@ typedef struct conv_geom {
     int64_t xs[4], ws[4], bs;           /* strides in elements */
 } conv_geom;
 
-/* ------------------------------------------------------------------ the matrix product
- * c[m x n] += a[m x k] * b[k x n], all row-major and contiguous. Four rows of c at a time share
- * each load of b; the innermost loop runs along a row and vectorizes. */
-#define DEFINE_GEMM(CT)                                                                          \
-    static void gemm_##CT(int64_t m, int64_t n, int64_t k, const CT *restrict a,                 \
-                          const CT *restrict b, CT *restrict c) {                                \
-        for (int64_t j0 = 0; j0 < n; j0 += GEMM_COLUMNS) {                                       \
-            const int64_t jn = n - j0 < GEMM_COLUMNS ? n - j0 : GEMM_COLUMNS;                    \
-            int64_t i = 0;                                                                       \
-            for (; i + 4 <= m; i += 4) {                                                         \
-                CT *restrict c0 = c + i * n + j0, *restrict c1 = c0 + n;                         \
-                CT *restrict c2 = c1 + n, *restrict c3 = c2 + n;                                 \
-                for (int64_t q = 0; q < k; q++) {                                                \
-                    const CT a0 = a[i * k + q], a1 = a[(i + 1) * k + q];                         \
-                    const CT a2 = a[(i + 2) * k + q], a3 = a[(i + 3) * k + q];                   \
-                    const CT *restrict bq = b + q * n + j0;                                      \
-                    for (int64_t j = 0; j < jn; j++) {                                           \
-                        const CT v = bq[j];                                                      \
-                        c0[j] += a0 * v;                                                         \
-                        c1[j] += a1 * v;                                                         \
-                        c2[j] += a2 * v;                                                         \
-                        c3[j] += a3 * v;                                                         \
-                    }                                                                            \
-                }                                                                                \
-            }                                                                                    \
-            for (; i < m; i++) {                                                                 \
-                CT *restrict c0 = c + i * n + j0;                                                \
-                for (int64_t q = 0; q < k; q++) {                                                \
-                    const CT a0 = a[i * k + q];                                                  \
-                    const CT *restrict bq = b + q * n + j0;                                      \
-                    for (int64_t j = 0; j < jn; j++) {                                           \
-                        c0[j] += a0 * bq[j];                                                     \
-                    }                                                                            \
-                }                                                                                \
-            }                                                                                    \
-        }                                                                                        \
-    }
-DEFINE_GEMM(float)
-DEFINE_GEMM(double)
+#define GEMM_DTYPE_float TT_FLOAT32
+#define GEMM_DTYPE_double TT_FLOAT64
+#define GEMM_DTYPE(CT) GEMM_DTYPE_##CT
 
 /* ------------------------------------------------------------------ im2col and the driver */
 
@@ -116,11 +90,22 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
                                 row[j + t] = 0;                                                   \
                             }                                                                     \
                         } else {                                                                  \
-                            const T *xr = xc + iy * g->xs[2];                                     \
-                            int64_t ix = ox * g->sw - g->pw + kx * g->dw;                         \
-                            for (int64_t t = 0; t < span; t++, ix += g->sw) {                     \
-                                row[j + t] = (ix >= 0 && ix < g->w) ? (CT)LD(xr + ix * g->xs[3]) : (CT)0; \
+                            const int64_t ix0 = ox * g->sw - g->pw + kx * g->dw, step = g->sw * g->xs[3]; \
+                            /* the positions t whose column ix0 + t * sw lies inside the row */   \
+                            int64_t lo = ix0 < 0 ? (-ix0 + g->sw - 1) / g->sw : 0;                \
+                            int64_t hi = ix0 < g->w ? (g->w - ix0 + g->sw - 1) / g->sw : 0;       \
+                            lo = lo < span ? lo : span;                                           \
+                            hi = hi < span ? hi : span;                                           \
+                            hi = hi > lo ? hi : lo;                                               \
+                            CT *dst = row + j;                                                    \
+                            for (int64_t t = 0; t < lo; t++) dst[t] = 0;                          \
+                            const T *src = xc + iy * g->xs[2] + (ix0 + lo * g->sw) * g->xs[3];    \
+                            if (step == 1) {                                                      \
+                                for (int64_t t = lo; t < hi; t++) dst[t] = (CT)LD(src + (t - lo)); \
+                            } else {                                                              \
+                                for (int64_t t = lo; t < hi; t++) dst[t] = (CT)LD(src + (t - lo) * step); \
                             }                                                                     \
+                            for (int64_t t = hi; t < span; t++) dst[t] = 0;                       \
                         }                                                                         \
                         j += span;                                                                \
                         ox = 0;                                                                   \
@@ -131,8 +116,56 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
         }                                                                                         \
     }                                                                                             \
                                                                                                   \
+    /* Shared state of one convolution: work units are (image, group, block of output positions). */ \
+    typedef struct conv_job_##name {                                                              \
+        const conv_geom *g;                                                                       \
+        const T *x, *bias;                                                                        \
+        T *out;                                                                                   \
+        const CT *wpack;                                                                          \
+        CT *scratch;          /* per worker: col (K x pb), then cbuf (M x pb) when T != CT */     \
+        int64_t K, P, pb, blocks, units, workers, per_worker;                                     \
+    } conv_job_##name;                                                                            \
+                                                                                                  \
+    static void conv_units_##name(const conv_job_##name *j, int64_t u0, int64_t u1, CT *col,      \
+                                  CT *cbuf) {                                                     \
+        const conv_geom *g = j->g;                                                                \
+        const int64_t M = g->m, P = j->P, K = j->K; /* K includes the bias row */                \
+        const int direct = sizeof(T) == sizeof(CT); /* the product lands in `out` itself */       \
+        for (int64_t u = u0; u < u1; u++) {                                                       \
+            const int64_t blk = u % j->blocks, grp = (u / j->blocks) % g->groups;                 \
+            const int64_t b = u / j->blocks / g->groups;                                          \
+            const int64_t p0 = blk * j->pb, pn = P - p0 < j->pb ? P - p0 : j->pb;                 \
+            const T *xg = j->x + b * g->xs[0] + grp * g->cin_g * g->xs[1];                        \
+            T *o = j->out + (b * g->c_out + grp * M) * P + p0;                                    \
+            CT *c = direct ? (CT *)(void *)o : cbuf;                                              \
+            const int64_t rsc = direct ? P : pn;                                                  \
+            im2col_##name(g, xg, p0, pn, col);                                                    \
+            if (j->bias) { /* the bias is one more term of every sum: weight column K x a row of ones */ \
+                for (int64_t t = 0; t < pn; t++) col[(K - 1) * pn + t] = 1;                       \
+            }                                                                                     \
+            tt_gemm(GEMM_DTYPE(CT), M, pn, K, (uintptr_t)(j->wpack + grp * M * K), K, 1,          \
+                    (uintptr_t)col, pn, 1, (uintptr_t)c, rsc, 1, 0); /* K == 0 writes zeros */    \
+            if (!direct) {                                                                        \
+                for (int64_t i = 0; i < M; i++) {                                                 \
+                    for (int64_t t = 0; t < pn; t++) {                                            \
+                        o[i * P + t] = ST(CT, cbuf[i * pn + t]);                                  \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+                                                                                                  \
+    static void conv_task_##name(int64_t begin, int64_t end, void *ctx) {                         \
+        const conv_job_##name *j = ctx;                                                           \
+        for (int64_t w = begin; w < end; w++) {                                                   \
+            CT *col = j->scratch + w * j->per_worker;                                             \
+            conv_units_##name(j, j->units * w / j->workers, j->units * (w + 1) / j->workers, col, \
+                              col + j->K * j->pb);                                                \
+        }                                                                                         \
+    }                                                                                             \
+                                                                                                  \
     static tt_status conv_##name(const conv_geom *g, const T *x, const T *w, const T *bias, T *out) { \
-        const int64_t K = g->cin_g * g->kh * g->kw, P = g->oh * g->ow, M = g->m;                  \
+        const int64_t K = g->cin_g * g->kh * g->kw + (bias != NULL), P = g->oh * g->ow, M = g->m; \
         if (g->n == 0 || g->c_out == 0 || P == 0) {                                               \
             return TT_OK;                                                                         \
         }                                                                                         \
@@ -141,19 +174,28 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
             pb = COL_BUDGET / K < 64 ? 64 : COL_BUDGET / K;                                       \
             pb = pb < P ? pb : P;                                                                 \
         }                                                                                         \
-        int64_t w_elems, col_elems, c_elems;                                                      \
+        int64_t w_elems, col_elems, c_elems, units;                                               \
         if (!mul_ok(g->c_out, K, &w_elems) || !mul_ok(K, pb, &col_elems) || !mul_ok(M, pb, &c_elems) \
             || w_elems > (int64_t)(SIZE_MAX / 2 / sizeof(CT)) || col_elems > (int64_t)(SIZE_MAX / 2 / sizeof(CT)) \
-            || c_elems > (int64_t)(SIZE_MAX / 2 / sizeof(CT))) {                                  \
+            || c_elems > (int64_t)(SIZE_MAX / 2 / sizeof(CT)) || !mul_ok(g->n, g->groups, &units)) {   \
             return TT_ERR_OVERFLOW;                                                               \
         }                                                                                         \
+        const int64_t blocks = (P + pb - 1) / pb;                                                 \
+        if (!mul_ok(units, blocks, &units)) {                                                     \
+            return TT_ERR_OVERFLOW;                                                               \
+        }                                                                                         \
+        /* One worker per thread when there are enough units and work (each then runs its GEMMs   \
+           on its own thread); else one worker whose GEMMs use the threads. */                    \
+        int64_t workers = tt_get_num_threads();                                                   \
+        if (workers > units || (double)units * (double)M * (double)pb * (double)(K + 1) < CONV_PARALLEL_MIN) { \
+            workers = 1;                                                                          \
+        }                                                                                         \
+        const int64_t per_worker = (col_elems + c_elems + 15) / 16 * 16;                          \
         CT *wpack = malloc((size_t)(w_elems + 1) * sizeof(CT));                                   \
-        CT *col = malloc((size_t)(col_elems + 1) * sizeof(CT));                                   \
-        CT *cbuf = malloc((size_t)(c_elems + 1) * sizeof(CT));                                    \
-        if (wpack == NULL || col == NULL || cbuf == NULL) {                                       \
+        CT *scratch = malloc((size_t)(per_worker * workers + 1) * sizeof(CT));                    \
+        if (wpack == NULL || scratch == NULL) {                                                   \
             free(wpack);                                                                          \
-            free(col);                                                                            \
-            free(cbuf);                                                                           \
+            free(scratch);                                                                        \
             return TT_ERR_NOMEM;                                                                  \
         }                                                                                         \
         CT *wp = wpack;                                                                           \
@@ -165,32 +207,20 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
                     }                                                                             \
                 }                                                                                 \
             }                                                                                     \
-        }                                                                                         \
-        for (int64_t b = 0; b < g->n; b++) {                                                      \
-            for (int64_t grp = 0; grp < g->groups; grp++) {                                       \
-                const T *xg = x + b * g->xs[0] + grp * g->cin_g * g->xs[1];                       \
-                for (int64_t p0 = 0; p0 < P; p0 += pb) {                                          \
-                    const int64_t pn = P - p0 < pb ? P - p0 : pb;                                 \
-                    im2col_##name(g, xg, p0, pn, col);                                            \
-                    for (int64_t i = 0; i < M; i++) {                                             \
-                        const CT start = bias ? (CT)LD(bias + (grp * M + i) * g->bs) : (CT)0;     \
-                        for (int64_t j = 0; j < pn; j++) {                                        \
-                            cbuf[i * pn + j] = start;                                             \
-                        }                                                                         \
-                    }                                                                             \
-                    gemm_##CT(M, pn, K, wpack + grp * M * K, col, cbuf);                          \
-                    for (int64_t i = 0; i < M; i++) {                                             \
-                        T *o = out + (b * g->c_out + grp * M + i) * P + p0;                       \
-                        for (int64_t j = 0; j < pn; j++) {                                        \
-                            o[j] = ST(CT, cbuf[i * pn + j]);                                      \
-                        }                                                                         \
-                    }                                                                             \
-                }                                                                                 \
+            if (bias) {                                                                           \
+                *wp++ = (CT)LD(bias + co * g->bs);                                                \
             }                                                                                     \
         }                                                                                         \
+        conv_job_##name job = {.g = g, .x = x, .bias = bias, .out = out, .wpack = wpack,          \
+                               .scratch = scratch, .K = K, .P = P, .pb = pb, .blocks = blocks,     \
+                               .units = units, .workers = workers, .per_worker = per_worker};     \
+        if (workers > 1) {                                                                        \
+            tt_parallel_for(workers, 1, conv_task_##name, &job);                                  \
+        } else {                                                                                  \
+            conv_task_##name(0, 1, &job);                                                         \
+        }                                                                                         \
         free(wpack);                                                                              \
-        free(col);                                                                                \
-        free(cbuf);                                                                               \
+        free(scratch);                                                                            \
         return TT_OK;                                                                             \
     }
 CONV_DTYPES(DEFINE_CONV)

@@ -19,6 +19,7 @@
  * product and sum modulo 2^64 and then to the storage width gives the same bits as computing in
  * the storage width (the ring Z/2^w), which is what PyTorch returns on overflow.
  */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include "half.h"
 #include "tt/tt.h"
 #include "tt/kernels/matmul.h"
+#include "tt/kernels/parallel.h"
 
 #define MC 64  /* rows of C per block */
 #define NC 256 /* columns of C per block */
@@ -181,6 +183,490 @@ typedef tt_status (*run_fn)(const gemm_dims *, int, const int64_t *, int64_t, co
 #define REGISTER_GEMM(NAME, T, CT, KIND, CODE) [CODE] = run_##NAME,
 static const run_fn run_table[TT_NUM_DTYPES] = {MATMUL_DTYPES(REGISTER_GEMM)};
 
+/* ====================================================================== the float32/float64 GEMM
+ *
+ * Packed panels, cache blocking and a register-blocked micro-kernel (the BLIS/GotoBLAS loop
+ * nest). For one product C (m x n) = A (m x k) @ B (k x n):
+ *
+ *   for jc over n in steps of NC:                 a B panel of NC columns
+ *     for pc over k in steps of KC:
+ *       pack B[pc:pc+KC, jc:jc+NC] into NR-wide micro-panels (kc x NR each, row p holds B[p, j..j+NR))
+ *       for each worker's rectangle of the (m, NC) tile (tt_parallel_for):
+ *         for ic over its rows in steps of MC:
+ *           pack A[ic:ic+MC, pc:pc+KC] into MR-tall micro-panels (kc x MR, column p holds A[i..i+MR, p])
+ *           for jr over its NR panels, ir over the MC block in steps of MR:
+ *             micro-kernel: the MR x NR tile of C (+)= A micro-panel @ B micro-panel
+ *
+ * Packing reads A and B through their strides (transposed, sliced and broadcast operands cost
+ * no copy beyond the packing itself) and pads the edge panels with zeros, so the micro-kernel
+ * always computes a full MR x NR tile; an edge tile is stored through a small buffer.
+ *
+ * Block sizes, for a typical AVX2 x86 core (32-48 KiB L1d, 1-2 MiB L2, a shared L3):
+ *   float32: MR x NR = 6 x 16 (12 ymm accumulators + 2 for B + 1 broadcast of the 16 registers);
+ *            KC = 256: a B micro-panel (256 x 16 x 4 B = 16 KiB) stays in L1 while the kernel
+ *            streams the A micro-panel; MC = 144: the packed A block (144 x 256 x 4 B = 144 KiB)
+ *            stays in L2; NC = 4096: the packed B panel (256 x 4096 x 4 B = 4 MiB) lives in L3.
+ *   float64: 6 x 8 micro-tile, KC = 256 (16 KiB micro-panel), MC = 72 (144 KiB), NC = 2048 (4 MiB).
+ *
+ * Threads: the B panel is packed once per (jc, pc) by all workers (disjoint micro-panels) and is
+ * then shared read-only; the (m, nc) tile is split into one rectangle per worker (rows in whole
+ * MR micro-rows, columns in whole NR micro-panels), and each worker packs its own A blocks into its
+ * own buffer and writes only its rectangle of C. A batch of small products is instead split over
+ * the batch (each worker runs whole products with its own buffers). Work is assigned by worker
+ * index (item w of a tt_parallel_for over the worker count), so the result and the buffers used do
+ * not depend on how the pool groups items into chunks.
+ *
+ * Kernels: the AVX2+FMA micro-kernels are compiled with __attribute__((target("avx2,fma"))) (the
+ * rest of the build stays generic x86-64) and chosen at run time when the CPU has both; a generic
+ * C micro-kernel of the same blocking is the fallback. TT_GENERIC_KERNELS=1 in the environment
+ * (read once) or tt_gemm_force_generic(1) selects the generic one.
+ */
+
+#if defined(__x86_64__) || defined(__i386__)
+#define TT_GEMM_X86 1
+#include <immintrin.h>
+#else
+#define TT_GEMM_X86 0
+#endif
+
+/* Below this many multiply-adds a product runs on one thread. */
+#define GEMM_PARALLEL_MIN_FLOPS ((int64_t)1 << 17)
+
+/* -1: not decided yet; 0: generic; 1: avx2. `forced` (tt_gemm_force_generic) overrides it. */
+static atomic_int gemm_detected = -1;
+static atomic_int gemm_forced = 0;
+
+static int gemm_detect(void) {
+    int choice = atomic_load_explicit(&gemm_detected, memory_order_relaxed);
+    if (choice < 0) {
+        const char *env = getenv("TT_GENERIC_KERNELS");
+        choice = 0;
+        if (env == NULL || env[0] == '\0' || strcmp(env, "0") == 0) {
+#if TT_GEMM_X86
+            __builtin_cpu_init();
+            choice = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+        }
+        atomic_store_explicit(&gemm_detected, choice, memory_order_relaxed);
+    }
+    return choice;
+}
+
+static int gemm_use_avx2(void) {
+    return !atomic_load_explicit(&gemm_forced, memory_order_relaxed) && gemm_detect();
+}
+
+const char *tt_gemm_kernel_name(void) { return gemm_use_avx2() ? "avx2" : "generic"; }
+
+void tt_gemm_force_generic(int on) { atomic_store_explicit(&gemm_forced, on != 0, memory_order_relaxed); }
+
+/* Stores an MR x NR tile `acc` (row-major, NR wide) into C's mr x nr corner: C = acc, or
+   C += acc when load_c. */
+#define DEFINE_TILE_STORE(T, MR, NR)                                                              \
+    static void tile_store_##T(const T *acc, T *c, int64_t rsc, int64_t csc, int mr, int nr,      \
+                               int load_c) {                                                      \
+        for (int i = 0; i < mr; i++) {                                                           \
+            T *row = c + i * rsc;                                                                 \
+            const T *src = acc + i * (NR);                                                        \
+            if (load_c) {                                                                         \
+                for (int j = 0; j < nr; j++) row[j * csc] += src[j];                              \
+            } else {                                                                              \
+                for (int j = 0; j < nr; j++) row[j * csc] = src[j];                               \
+            }                                                                                     \
+        }                                                                                         \
+    }
+
+/* The generic micro-kernel: acc (MR x NR) = sum over p of ap[p] (MR values) x bp[p] (NR values),
+   in plain C that the compiler vectorizes for the baseline ISA. */
+#define DEFINE_GENERIC_UKR(T, MR, NR)                                                             \
+    static void ukr_generic_##T(int64_t kc, const T *restrict ap, const T *restrict bp, T *c,     \
+                                int64_t rsc, int64_t csc, int mr, int nr, int load_c) {           \
+        T acc[(MR) * (NR)];                                                                       \
+        for (int t = 0; t < (MR) * (NR); t++) acc[t] = 0;                                         \
+        for (int64_t p = 0; p < kc; p++) {                                                        \
+            const T *restrict a = ap + p * (MR);                                                  \
+            const T *restrict b = bp + p * (NR);                                                  \
+            for (int i = 0; i < (MR); i++) {                                                      \
+                const T x = a[i];                                                                 \
+                for (int j = 0; j < (NR); j++) acc[i * (NR) + j] += x * b[j];                     \
+            }                                                                                     \
+        }                                                                                         \
+        tile_store_##T(acc, c, rsc, csc, mr, nr, load_c);                                         \
+    }
+
+DEFINE_TILE_STORE(float, 6, 16)
+DEFINE_TILE_STORE(double, 6, 8)
+DEFINE_GENERIC_UKR(float, 6, 16)
+DEFINE_GENERIC_UKR(double, 6, 8)
+
+#if TT_GEMM_X86
+/* The AVX2+FMA micro-kernels: 6 rows x 2 vectors of accumulators (12 registers), two vector loads
+   of B and one broadcast of A per row and step. V: vector type, S: intrinsic suffix (ps/pd),
+   W: lanes. A full tile with unit column stride is updated in place, any other through acc. */
+#define DEFINE_AVX2_UKR(T, V, S, W)                                                                \
+    __attribute__((target("avx2,fma"))) static void ukr_avx2_##T(                                  \
+        int64_t kc, const T *restrict ap, const T *restrict bp, T *c, int64_t rsc, int64_t csc,   \
+        int mr, int nr, int load_c) {                                                              \
+        V c00 = _mm256_setzero_##S(), c01 = _mm256_setzero_##S();                                  \
+        V c10 = _mm256_setzero_##S(), c11 = _mm256_setzero_##S();                                  \
+        V c20 = _mm256_setzero_##S(), c21 = _mm256_setzero_##S();                                  \
+        V c30 = _mm256_setzero_##S(), c31 = _mm256_setzero_##S();                                  \
+        V c40 = _mm256_setzero_##S(), c41 = _mm256_setzero_##S();                                  \
+        V c50 = _mm256_setzero_##S(), c51 = _mm256_setzero_##S();                                  \
+        for (int i = 0; i < mr; i++) { /* C is needed at the end: start fetching it now */         \
+            _mm_prefetch((const char *)(c + i * rsc), _MM_HINT_T0);                                \
+            _mm_prefetch((const char *)(c + i * rsc + (nr - 1) * csc), _MM_HINT_T0);               \
+        }                                                                                          \
+        for (int64_t p = 0; p < kc; p++) {                                                         \
+            const V b0 = _mm256_loadu_##S(bp), b1 = _mm256_loadu_##S(bp + (W));                    \
+            V a;                                                                                   \
+            a = _mm256_broadcast_s##S##_(ap + 0);                                                  \
+            c00 = _mm256_fmadd_##S(a, b0, c00);                                                    \
+            c01 = _mm256_fmadd_##S(a, b1, c01);                                                    \
+            a = _mm256_broadcast_s##S##_(ap + 1);                                                  \
+            c10 = _mm256_fmadd_##S(a, b0, c10);                                                    \
+            c11 = _mm256_fmadd_##S(a, b1, c11);                                                    \
+            a = _mm256_broadcast_s##S##_(ap + 2);                                                  \
+            c20 = _mm256_fmadd_##S(a, b0, c20);                                                    \
+            c21 = _mm256_fmadd_##S(a, b1, c21);                                                    \
+            a = _mm256_broadcast_s##S##_(ap + 3);                                                  \
+            c30 = _mm256_fmadd_##S(a, b0, c30);                                                    \
+            c31 = _mm256_fmadd_##S(a, b1, c31);                                                    \
+            a = _mm256_broadcast_s##S##_(ap + 4);                                                  \
+            c40 = _mm256_fmadd_##S(a, b0, c40);                                                    \
+            c41 = _mm256_fmadd_##S(a, b1, c41);                                                    \
+            a = _mm256_broadcast_s##S##_(ap + 5);                                                  \
+            c50 = _mm256_fmadd_##S(a, b0, c50);                                                    \
+            c51 = _mm256_fmadd_##S(a, b1, c51);                                                    \
+            ap += 6;                                                                               \
+            bp += 2 * (W);                                                                         \
+        }                                                                                          \
+        const V rows[12] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51};           \
+        if (mr == 6 && nr == 2 * (W) && csc == 1) {                                                \
+            for (int i = 0; i < 6; i++) {                                                          \
+                T *row = c + i * rsc;                                                              \
+                V lo = rows[2 * i], hi = rows[2 * i + 1];                                          \
+                if (load_c) {                                                                      \
+                    lo = _mm256_add_##S(lo, _mm256_loadu_##S(row));                                \
+                    hi = _mm256_add_##S(hi, _mm256_loadu_##S(row + (W)));                          \
+                }                                                                                  \
+                _mm256_storeu_##S(row, lo);                                                        \
+                _mm256_storeu_##S(row + (W), hi);                                                  \
+            }                                                                                      \
+        } else {                                                                                   \
+            T acc[6 * 2 * (W)];                                                                    \
+            for (int i = 0; i < 12; i++) _mm256_storeu_##S(acc + i * (W), rows[i]);                \
+            tile_store_##T(acc, c, rsc, csc, mr, nr, load_c);                                      \
+        }                                                                                          \
+    }
+#define _mm256_broadcast_sps_ _mm256_broadcast_ss
+#define _mm256_broadcast_spd_ _mm256_broadcast_sd
+DEFINE_AVX2_UKR(float, __m256, ps, 8)
+DEFINE_AVX2_UKR(double, __m256d, pd, 4)
+#endif
+
+/* One product's operands, strides in elements. */
+#define DEFINE_FAST_GEMM(T, MR, NR, MC, KC, NC)                                                    \
+    typedef void (*ukr_##T##_fn)(int64_t, const T *restrict, const T *restrict, T *, int64_t,      \
+                                 int64_t, int, int, int);                                          \
+    typedef struct prob_##T {                                                                      \
+        int64_t m, n, k;                                                                           \
+        const T *a;                                                                                \
+        int64_t rsa, csa;                                                                          \
+        const T *b;                                                                                \
+        int64_t rsb, csb;                                                                          \
+        T *c;                                                                                      \
+        int64_t rsc, csc;                                                                          \
+        int accumulate;                                                                            \
+    } prob_##T;                                                                                    \
+                                                                                                   \
+    /* A[0:mc, 0:kc] (A points at the block's first element) into MR-tall micro-panels. */         \
+    static void pack_a_##T(T *restrict dst, const T *a, int64_t rsa, int64_t csa, int64_t mc,      \
+                           int64_t kc) {                                                           \
+        for (int64_t i0 = 0; i0 < mc; i0 += (MR), dst += (MR) * kc) {                              \
+            const int64_t rows = mc - i0 < (MR) ? mc - i0 : (MR);                                  \
+            const T *src = a + i0 * rsa;                                                           \
+            if (rows == (MR) && rsa == 1) {                                                        \
+                for (int64_t p = 0; p < kc; p++)                                                   \
+                    for (int i = 0; i < (MR); i++) dst[p * (MR) + i] = src[p * csa + i];           \
+            } else {                                                                               \
+                for (int64_t i = 0; i < rows; i++) {                                               \
+                    const T *r = src + i * rsa;                                                    \
+                    for (int64_t p = 0; p < kc; p++) dst[p * (MR) + i] = r[p * csa];               \
+                }                                                                                  \
+                for (int64_t i = rows; i < (MR); i++)                                              \
+                    for (int64_t p = 0; p < kc; p++) dst[p * (MR) + i] = 0;                        \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
+    /* Micro-panels [q0, q1) of B[0:kc, 0:nc] (NR columns each, zero-padded past nc). */           \
+    static void pack_b_##T(T *restrict dst, const T *b, int64_t rsb, int64_t csb, int64_t kc,      \
+                           int64_t nc, int64_t q0, int64_t q1) {                                   \
+        for (int64_t q = q0; q < q1; q++) {                                                        \
+            T *out = dst + q * (NR) * kc;                                                          \
+            const int64_t j0 = q * (NR), cols = nc - j0 < (NR) ? nc - j0 : (NR);                   \
+            const T *src = b + j0 * csb;                                                           \
+            if (cols == (NR) && csb == 1) {                                                        \
+                for (int64_t p = 0; p < kc; p++)                                                   \
+                    for (int j = 0; j < (NR); j++) out[p * (NR) + j] = src[p * rsb + j];           \
+            } else {                                                                               \
+                for (int64_t j = 0; j < cols; j++) {                                               \
+                    const T *col = src + j * csb;                                                  \
+                    for (int64_t p = 0; p < kc; p++) out[p * (NR) + j] = col[p * rsb];             \
+                }                                                                                  \
+                for (int64_t j = cols; j < (NR); j++)                                              \
+                    for (int64_t p = 0; p < kc; p++) out[p * (NR) + j] = 0;                        \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
+    /* Rows [r0, r1) x micro-panels [q0, q1) of the current (pc, jc) step, A packed into apack. */ \
+    static void macro_##T(const prob_##T *pr, ukr_##T##_fn ukr, const T *bpack, T *apack,         \
+                          int64_t pc, int64_t kc, int64_t jc, int64_t nc, int64_t r0, int64_t r1, \
+                          int64_t q0, int64_t q1) {                                                \
+        const int load_c = pr->accumulate || pc > 0;                                               \
+        for (int64_t ic = r0; ic < r1; ic += (MC)) {                                               \
+            const int64_t mc = r1 - ic < (MC) ? r1 - ic : (MC);                                    \
+            pack_a_##T(apack, pr->a + ic * pr->rsa + pc * pr->csa, pr->rsa, pr->csa, mc, kc);      \
+            for (int64_t q = q0; q < q1; q++) {                                                    \
+                const int64_t j = q * (NR);                                                        \
+                const int nr = (int)(nc - j < (NR) ? nc - j : (NR));                               \
+                const T *bp = bpack + q * (NR) * kc;                                               \
+                T *cj = pr->c + ic * pr->rsc + (jc + j) * pr->csc;                                 \
+                for (int64_t i = 0; i < mc; i += (MR)) {                                           \
+                    const int mr = (int)(mc - i < (MR) ? mc - i : (MR));                           \
+                    ukr(kc, apack + i * kc, bp, cj + i * pr->rsc, pr->rsc, pr->csc, mr, nr, load_c); \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
+    /* Shared state of one parallel product. */                                                    \
+    typedef struct par_##T {                                                                       \
+        const prob_##T *pr;                                                                        \
+        ukr_##T##_fn ukr;                                                                          \
+        T *bpack, *apacks;                                                                         \
+        int64_t pc, kc, jc, nc;                                                                    \
+        int64_t tm, tn; /* the worker grid */                                                      \
+    } par_##T;                                                                                     \
+                                                                                                   \
+    static void pack_b_task_##T(int64_t begin, int64_t end, void *ctx) {                           \
+        const par_##T *s = ctx;                                                                    \
+        const prob_##T *pr = s->pr;                                                                \
+        pack_b_##T(s->bpack, pr->b + s->pc * pr->rsb + s->jc * pr->csb, pr->rsb, pr->csb, s->kc,   \
+                   s->nc, begin, end);                                                             \
+    }                                                                                              \
+                                                                                                   \
+    static void macro_task_##T(int64_t begin, int64_t end, void *ctx) {                            \
+        const par_##T *s = ctx;                                                                    \
+        const int64_t rows = (s->pr->m + (MR) - 1) / (MR), panels = (s->nc + (NR) - 1) / (NR);     \
+        for (int64_t w = begin; w < end; w++) {                                                    \
+            const int64_t wm = w / s->tn, wn = w % s->tn;                                          \
+            int64_t r0 = rows * wm / s->tm * (MR), r1 = rows * (wm + 1) / s->tm * (MR);            \
+            r1 = r1 < s->pr->m ? r1 : s->pr->m;                                                    \
+            const int64_t q0 = panels * wn / s->tn, q1 = panels * (wn + 1) / s->tn;                \
+            if (r0 < r1 && q0 < q1) {                                                              \
+                macro_##T(s->pr, s->ukr, s->bpack, s->apacks + w * (MC) * (KC), s->pc, s->kc,      \
+                          s->jc, s->nc, r0, r1, q0, q1);                                           \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
+    /* C = A @ B (or C += A @ B) for one product with k > 0, on `workers` threads (1: on the       \
+       calling thread). apacks holds `workers` blocks of MC x KC, bpack one KC x NC panel. */      \
+    static void gemm_run_##T(const prob_##T *pr, ukr_##T##_fn ukr, int64_t workers, T *apacks,    \
+                             T *bpack) {                                                           \
+        par_##T s = {.pr = pr, .ukr = ukr, .bpack = bpack, .apacks = apacks, .tm = 1, .tn = 1};    \
+        if (workers > 1) {                                                                         \
+            /* Split rows across workers while each gets at least 2 micro-rows, columns else. */   \
+            const int64_t rows = (pr->m + (MR) - 1) / (MR);                                        \
+            for (int64_t tm = workers; tm >= 1; tm--) {                                            \
+                if (workers % tm == 0 && (rows >= 2 * tm || tm == 1)) {                            \
+                    s.tm = tm;                                                                     \
+                    s.tn = workers / tm;                                                           \
+                    break;                                                                         \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        for (int64_t jc = 0; jc < pr->n; jc += (NC)) {                                             \
+            s.jc = jc;                                                                             \
+            s.nc = pr->n - jc < (NC) ? pr->n - jc : (NC);                                          \
+            const int64_t panels = (s.nc + (NR) - 1) / (NR);                                       \
+            for (int64_t pc = 0; pc < pr->k; pc += (KC)) {                                         \
+                s.pc = pc;                                                                         \
+                s.kc = pr->k - pc < (KC) ? pr->k - pc : (KC);                                      \
+                if (workers > 1) {                                                                 \
+                    tt_parallel_for(panels, 8, pack_b_task_##T, &s);                               \
+                    tt_parallel_for(workers, 1, macro_task_##T, &s);                               \
+                } else {                                                                           \
+                    pack_b_task_##T(0, panels, &s);                                                \
+                    macro_##T(pr, ukr, bpack, apacks, pc, s.kc, jc, s.nc, 0, pr->m, 0, panels);    \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
+    static ukr_##T##_fn pick_ukr_##T(void) {                                                       \
+        return PICK_AVX2(T) ukr_generic_##T;                                                       \
+    }
+
+#if TT_GEMM_X86
+#define PICK_AVX2(T) gemm_use_avx2() ? ukr_avx2_##T :
+#else
+#define PICK_AVX2(T)
+#endif
+
+DEFINE_FAST_GEMM(float, 6, 16, 144, 256, 4096)
+DEFINE_FAST_GEMM(double, 6, 8, 72, 256, 2048)
+
+/* The batch of products of tt_matmul for float32/float64. */
+#define DEFINE_FAST_BATCH(T, MR, NR, MC, KC, NC)                                                   \
+    typedef struct batch_##T {                                                                     \
+        prob_##T base;                                                                             \
+        int batch_ndim;                                                                            \
+        const int64_t *batch_shape, *a_bs, *b_bs, *c_bs;                                           \
+        int64_t batch, bsize;                                                                      \
+        ukr_##T##_fn ukr;                                                                          \
+        T *apacks, *bpacks;                                                                        \
+        int64_t inner_workers;                                                                     \
+    } batch_##T;                                                                                   \
+                                                                                                   \
+    /* Products [t0, t1) of the batch; apacks/bpack are this caller's buffers. */                  \
+    static void batch_range_##T(const batch_##T *s, int64_t t0, int64_t t1, int64_t workers,      \
+                                T *apacks, T *bpack) {                                             \
+        int64_t index[TT_MAX_DIMS] = {0};                                                          \
+        prob_##T pr = s->base;                                                                     \
+        int64_t rest = t0;                                                                         \
+        for (int d = s->batch_ndim - 1; d >= 0; d--) {                                             \
+            index[d] = rest % s->batch_shape[d];                                                   \
+            rest /= s->batch_shape[d];                                                             \
+            pr.a += index[d] * s->a_bs[d];                                                         \
+            pr.b += index[d] * s->b_bs[d];                                                         \
+            pr.c += index[d] * s->c_bs[d];                                                         \
+        }                                                                                          \
+        for (int64_t t = t0; t < t1; t++) {                                                        \
+            gemm_run_##T(&pr, s->ukr, workers, apacks, bpack);                                     \
+            for (int d = s->batch_ndim - 1; d >= 0; d--) {                                         \
+                if (++index[d] < s->batch_shape[d]) {                                              \
+                    pr.a += s->a_bs[d];                                                            \
+                    pr.b += s->b_bs[d];                                                            \
+                    pr.c += s->c_bs[d];                                                            \
+                    break;                                                                         \
+                }                                                                                  \
+                index[d] = 0;                                                                      \
+                pr.a -= (s->batch_shape[d] - 1) * s->a_bs[d];                                      \
+                pr.b -= (s->batch_shape[d] - 1) * s->b_bs[d];                                      \
+                pr.c -= (s->batch_shape[d] - 1) * s->c_bs[d];                                      \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
+    static void batch_task_##T(int64_t begin, int64_t end, void *ctx) {                            \
+        const batch_##T *s = ctx;                                                                  \
+        const int64_t workers = s->inner_workers;                                                  \
+        for (int64_t w = begin; w < end; w++) {                                                    \
+            const int64_t t0 = s->batch * w / workers, t1 = s->batch * (w + 1) / workers;          \
+            batch_range_##T(s, t0, t1, 1, s->apacks + w * (MC) * (KC), s->bpacks + w * s->bsize);  \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
+    static tt_status fast_batch_##T(batch_##T *s) {                                               \
+        const prob_##T *pr = &s->base;                                                             \
+        if (pr->k == 0) {                                                                          \
+            return TT_OK; /* handled by the caller */                                              \
+        }                                                                                          \
+        const int64_t flops = pr->m * pr->n * pr->k;                                               \
+        int64_t threads = tt_get_num_threads(), workers = 1, over_batch = 0;                       \
+        if (threads > 1 && flops * s->batch >= GEMM_PARALLEL_MIN_FLOPS) {                          \
+            if (s->batch >= threads && flops <= ((int64_t)1 << 24)) {                              \
+                over_batch = 1;                                                                    \
+                workers = threads;                                                                 \
+            } else if (flops >= GEMM_PARALLEL_MIN_FLOPS) {                                         \
+                workers = threads;                                                                 \
+            }                                                                                      \
+        }                                                                                          \
+        const int64_t kc = pr->k < (KC) ? pr->k : (KC), nc = pr->n < (NC) ? pr->n : (NC);          \
+        s->bsize = (kc * ((nc + (NR) - 1) / (NR)) * (NR) + 15) / 16 * 16;                          \
+        const int64_t asize = (int64_t)(MC) * (KC);                                                \
+        const int64_t total = asize * workers + s->bsize * (over_batch ? workers : 1);             \
+        void *mem = NULL;                                                                          \
+        if (posix_memalign(&mem, 64, (size_t)total * sizeof(T)) != 0) {                            \
+            return TT_ERR_NOMEM;                                                                   \
+        }                                                                                          \
+        s->ukr = pick_ukr_##T();                                                                   \
+        s->apacks = mem;                                                                           \
+        s->bpacks = s->apacks + asize * workers;                                                   \
+        if (over_batch) {                                                                          \
+            s->inner_workers = workers;                                                            \
+            tt_parallel_for(workers, 1, batch_task_##T, s);                                        \
+        } else {                                                                                   \
+            batch_range_##T(s, 0, s->batch, workers, s->apacks, s->bpacks);                        \
+        }                                                                                          \
+        free(mem);                                                                                 \
+        return TT_OK;                                                                              \
+    }
+
+DEFINE_FAST_BATCH(float, 6, 16, 144, 256, 4096)
+DEFINE_FAST_BATCH(double, 6, 8, 72, 256, 2048)
+
+tt_status tt_gemm(int dtype, int64_t m, int64_t n, int64_t k,
+                  uintptr_t a, int64_t rsa, int64_t csa, uintptr_t b, int64_t rsb, int64_t csb,
+                  uintptr_t c, int64_t rsc, int64_t csc, int accumulate) {
+    if (dtype != TT_FLOAT32 && dtype != TT_FLOAT64) {
+        return TT_ERR_UNSUPPORTED_DTYPE;
+    }
+    const int64_t strides[6] = {rsa, csa, rsb, csb, rsc, csc};
+    return tt_matmul(dtype, 0, NULL, m, n, k, a, strides, b, strides + 2, c, strides + 4, accumulate);
+}
+
+/* tt_matmul for float32 and float64 (arguments validated, C not empty). */
+static tt_status fast_matmul(int dtype, int batch_ndim, const int64_t *batch_shape, int64_t batch, int64_t m,
+                             int64_t n, int64_t k, uintptr_t a, const int64_t *a_strides, uintptr_t b,
+                             const int64_t *b_strides, uintptr_t c, const int64_t *c_strides, int accumulate) {
+    const int r = batch_ndim, s = batch_ndim + 1;
+    if (k == 0) { /* empty sums: C = 0, or C unchanged */
+        if (!accumulate) {
+            const int64_t zero_strides[TT_MAX_DIMS + 2] = {0};
+            int64_t shape[TT_MAX_DIMS + 2];
+            for (int d = 0; d < batch_ndim; d++) shape[d] = batch_shape[d];
+            shape[r] = m;
+            shape[s] = n;
+            const double zero = 0.0;
+            return tt_copy_strided(batch_ndim + 2, shape, (uintptr_t)&zero, zero_strides, TT_FLOAT64, c, c_strides,
+                                   dtype);
+        }
+        return TT_OK;
+    }
+    /* A product with very few columns is computed transposed (C^T = B^T A^T; only strides change),
+       so that the short side pads to MR (6) rows rather than to NR (8 or 16) columns. */
+    const int swap = n < 6 && m > n;
+    const int64_t *as = swap ? b_strides : a_strides, *bs = swap ? a_strides : b_strides;
+    const int ar = swap ? s : r, ac = swap ? r : s, cr = swap ? s : r, cc = swap ? r : s;
+    if (swap) {
+        const int64_t t = m;
+        m = n;
+        n = t;
+        const uintptr_t u = a;
+        a = b;
+        b = u;
+    }
+#define FAST_CASE(T)                                                                               \
+    do {                                                                                           \
+        batch_##T st = {                                                                           \
+            .base = {m, n, k, (const T *)a, as[ar], as[ac], (const T *)b, bs[ar], bs[ac], (T *)c,  \
+                     c_strides[cr], c_strides[cc], accumulate},                                    \
+            .batch_ndim = batch_ndim, .batch_shape = batch_shape, .a_bs = as, .b_bs = bs,          \
+            .c_bs = c_strides, .batch = batch};                                                    \
+        return fast_batch_##T(&st);                                                                \
+    } while (0)
+    if (dtype == TT_FLOAT32) {
+        FAST_CASE(float);
+    }
+    FAST_CASE(double);
+#undef FAST_CASE
+}
+
 tt_status tt_matmul(int dtype, int batch_ndim, const int64_t *batch_shape,
                     int64_t m, int64_t n, int64_t k,
                     uintptr_t a, const int64_t *a_strides,
@@ -214,6 +700,10 @@ tt_status tt_matmul(int dtype, int batch_ndim, const int64_t *batch_shape,
     }
     if (c == 0 || (k > 0 && (a == 0 || b == 0))) {
         return TT_ERR_INVALID_ARG;
+    }
+    if (dtype == TT_FLOAT32 || dtype == TT_FLOAT64) {
+        return fast_matmul(dtype, batch_ndim, batch_shape, batch, m, n, k, a, a_strides, b, b_strides, c,
+                           c_strides, accumulate != 0);
     }
     const int64_t size = (int64_t)tt_dtype_itemsize(dtype);
     const int r = batch_ndim, s = batch_ndim + 1; /* where the row and column strides are */

@@ -1,6 +1,7 @@
 /*
  * pool.c: max, average and adaptive pooling and nearest/bilinear resampling, as direct loops over
- * the (N, C) planes of a strided input into a contiguous output.
+ * the (N, C) planes of a strided input into a contiguous output. The planes are split across
+ * threads (tt_parallel_for, whole planes per chunk) when the call has enough work.
  *
  * Every formula follows PyTorch's CPU kernels, including their integer and floating-point
  * details (window clipping for averages, NaN handling and tie-breaking for maxima, the float
@@ -14,6 +15,7 @@
 #include "half.h"
 #include "tt/tt.h"
 #include "tt/kernels/pool.h"
+#include "tt/kernels/parallel.h"
 
 #define LD_plain(p) (*(p))
 #define LD_half(p) tt_half_to_float(*(p))
@@ -31,6 +33,36 @@ typedef struct plane_geom {
     int64_t n, c, h, w, oh, ow;
     int64_t xs[4];
 } plane_geom;
+
+/* The arguments of one call, shared by the parallel chunks (read-only); `planes` runs planes
+   [p0, p1) of it. */
+typedef struct pool_job pool_job;
+struct pool_job {
+    void (*planes)(const pool_job *j, int64_t p0, int64_t p1);
+    plane_geom g;
+    const void *x;
+    void *out;
+    int64_t *indices;
+    const int64_t *k, *s, *p, *d;
+    int include_pad, max, bilinear, align, shortcuts;
+    int64_t divisor_override;
+    const double *scales;
+    const int64_t *cols;
+    const void *col_weights;
+};
+
+static void pool_task(int64_t begin, int64_t end, void *ctx) {
+    const pool_job *j = ctx;
+    j->planes(j, begin, end);
+}
+
+/* Runs j over every (n, c) plane, split across threads (whole planes per chunk, each chunk writing
+   only its planes' outputs) when there is enough work: `cost` is the work per output element. */
+static void run_planes(const pool_job *j, int64_t cost) {
+    const int64_t planes = j->g.n * j->g.c, per_plane = j->g.oh * j->g.ow * (cost > 0 ? cost : 1);
+    const int64_t grain = per_plane >= (1 << 15) ? 1 : ((1 << 15) + per_plane - 1) / per_plane;
+    tt_parallel_for(planes, grain, pool_task, (void *)j);
+}
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -58,9 +90,13 @@ static int64_t nearest_index(int64_t dst, int64_t in, int64_t out, double scale,
 #define PLANE(g, base, plane) ((base) + ((plane) / (g)->c) * (g)->xs[0] + ((plane) % (g)->c) * (g)->xs[1])
 
 #define DEFINE_POOL(name, T, CT, LD, ST, CODE)                                                     \
-    static void max_pool_##name(const plane_geom *g, const T *x, const int64_t *k, const int64_t *s, \
-                                const int64_t *p, const int64_t *d, T *out, int64_t *indices) {    \
-        for (int64_t plane = 0; plane < g->n * g->c; plane++) {                                    \
+    static void max_pool_##name(const pool_job *j, int64_t p0, int64_t p1) {                       \
+        const plane_geom *g = &j->g;                                                               \
+        const T *x = j->x;                                                                         \
+        T *out = j->out;                                                                           \
+        int64_t *indices = j->indices;                                                             \
+        const int64_t *k = j->k, *s = j->s, *p = j->p, *d = j->d;                                  \
+        for (int64_t plane = p0; plane < p1; plane++) {                                            \
             const T *xp = PLANE(g, x, plane);                                                      \
             for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
                 int64_t y0 = oy * s[0] - p[0];                                                     \
@@ -95,9 +131,13 @@ static int64_t nearest_index(int64_t dst, int64_t in, int64_t out, double scale,
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
-    static void avg_pool_##name(const plane_geom *g, const T *x, const int64_t *k, const int64_t *s, \
-                                const int64_t *p, int include_pad, int64_t divisor_override, T *out) { \
-        for (int64_t plane = 0; plane < g->n * g->c; plane++) {                                    \
+    static void avg_pool_##name(const pool_job *j, int64_t p0, int64_t p1) {                       \
+        const plane_geom *g = &j->g;                                                               \
+        const T *x = j->x;                                                                         \
+        T *out = j->out;                                                                           \
+        const int64_t *k = j->k, *s = j->s, *p = j->p, divisor_override = j->divisor_override;     \
+        const int include_pad = j->include_pad;                                                    \
+        for (int64_t plane = p0; plane < p1; plane++) {                                            \
             const T *xp = PLANE(g, x, plane);                                                      \
             for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
                 int64_t y0 = oy * s[0] - p[0];                                                     \
@@ -131,8 +171,13 @@ static int64_t nearest_index(int64_t dst, int64_t in, int64_t out, double scale,
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
-    static void adaptive_pool_##name(const plane_geom *g, int max, const T *x, T *out, int64_t *indices) { \
-        for (int64_t plane = 0; plane < g->n * g->c; plane++) {                                    \
+    static void adaptive_pool_##name(const pool_job *j, int64_t p0, int64_t p1) {                  \
+        const plane_geom *g = &j->g;                                                               \
+        const T *x = j->x;                                                                         \
+        T *out = j->out;                                                                           \
+        int64_t *indices = j->indices;                                                             \
+        const int max = j->max;                                                                    \
+        for (int64_t plane = p0; plane < p1; plane++) {                                            \
             const T *xp = PLANE(g, x, plane);                                                      \
             for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
                 const int64_t y0 = window_start(oy, g->oh, g->h), y1 = window_end(oy, g->oh, g->h); \
@@ -195,6 +240,40 @@ static int64_t nearest_index(int64_t dst, int64_t in, int64_t out, double scale,
         *l0 = (CT)1 - lambda;                                                                      \
     }                                                                                              \
                                                                                                    \
+    static void interpolate_planes_##name(const pool_job *j, int64_t p0, int64_t p1) {            \
+        const plane_geom *g = &j->g;                                                               \
+        const T *x = j->x;                                                                         \
+        T *out = j->out;                                                                           \
+        const int64_t *cols = j->cols;                                                             \
+        const CT *col_weights = j->col_weights;                                                    \
+        const int bilinear = j->bilinear, align = j->align;                                        \
+        const double *scales = j->scales;                                                          \
+        for (int64_t plane = p0; plane < p1; plane++) {                                    \
+            const T *xp = PLANE(g, x, plane);                                                      \
+            for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
+                T *o = out + (plane * g->oh + oy) * g->ow;                                         \
+                if (!bilinear) {                                                                   \
+                    const T *row = xp + nearest_index(oy, g->h, g->oh, scales[0], j->shortcuts) * g->xs[2]; \
+                    for (int64_t ox = 0; ox < g->ow; ox++) {                                       \
+                        o[ox] = row[cols[2 * ox] * g->xs[3]];                                      \
+                    }                                                                              \
+                    continue;                                                                      \
+                }                                                                                  \
+                int64_t y0, y1;                                                                    \
+                CT ly0, ly1;                                                                       \
+                linear_source_##name(oy, g->h, g->oh, scales[0], align, &y0, &y1, &ly0, &ly1);     \
+                const T *r0 = xp + y0 * g->xs[2], *r1 = xp + y1 * g->xs[2];                        \
+                for (int64_t ox = 0; ox < g->ow; ox++) {                                           \
+                    const int64_t c0 = cols[2 * ox] * g->xs[3], c1 = cols[2 * ox + 1] * g->xs[3];  \
+                    const CT lx0 = col_weights[2 * ox], lx1 = col_weights[2 * ox + 1];             \
+                    const CT top = (CT)LD(r0 + c0) * lx0 + (CT)LD(r0 + c1) * lx1;                  \
+                    const CT bottom = (CT)LD(r1 + c0) * lx0 + (CT)LD(r1 + c1) * lx1;               \
+                    o[ox] = ST(top * ly0 + bottom * ly1);                                          \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
     static tt_status interpolate_##name(const plane_geom *g, int mode, const double *scales,      \
                                         int align, const T *x, T *out) {                           \
         /* Per output column: source columns and weights; per output row the same, computed      \
@@ -215,30 +294,11 @@ static int64_t nearest_index(int64_t dst, int64_t in, int64_t out, double scale,
                 cols[2 * ox] = nearest_index(ox, g->w, g->ow, scales[1], shortcuts);               \
             }                                                                                      \
         }                                                                                          \
-        for (int64_t plane = 0; plane < g->n * g->c; plane++) {                                    \
-            const T *xp = PLANE(g, x, plane);                                                      \
-            for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
-                T *o = out + (plane * g->oh + oy) * g->ow;                                         \
-                if (!bilinear) {                                                                   \
-                    const T *row = xp + nearest_index(oy, g->h, g->oh, scales[0], shortcuts) * g->xs[2]; \
-                    for (int64_t ox = 0; ox < g->ow; ox++) {                                       \
-                        o[ox] = row[cols[2 * ox] * g->xs[3]];                                      \
-                    }                                                                              \
-                    continue;                                                                      \
-                }                                                                                  \
-                int64_t y0, y1;                                                                    \
-                CT ly0, ly1;                                                                       \
-                linear_source_##name(oy, g->h, g->oh, scales[0], align, &y0, &y1, &ly0, &ly1);     \
-                const T *r0 = xp + y0 * g->xs[2], *r1 = xp + y1 * g->xs[2];                        \
-                for (int64_t ox = 0; ox < g->ow; ox++) {                                           \
-                    const int64_t c0 = cols[2 * ox] * g->xs[3], c1 = cols[2 * ox + 1] * g->xs[3];  \
-                    const CT lx0 = col_weights[2 * ox], lx1 = col_weights[2 * ox + 1];             \
-                    const CT top = (CT)LD(r0 + c0) * lx0 + (CT)LD(r0 + c1) * lx1;                  \
-                    const CT bottom = (CT)LD(r1 + c0) * lx0 + (CT)LD(r1 + c1) * lx1;               \
-                    o[ox] = ST(top * ly0 + bottom * ly1);                                          \
-                }                                                                                  \
-            }                                                                                      \
-        }                                                                                          \
+        pool_job job = {.planes = interpolate_planes_##name, .g = *g, .x = x, .out = out,         \
+                        .bilinear = bilinear, .align = align, .shortcuts = shortcuts, .scales = scales, \
+                        .cols = cols,                                                              \
+                        .col_weights = col_weights};                                               \
+        run_planes(&job, bilinear ? 4 : 1);                                                        \
         free(cols);                                                                                \
         free(col_weights);                                                                         \
         return TT_OK;                                                                              \
@@ -318,7 +378,11 @@ tt_status tt_max_pool2d(int dtype, const int64_t *x_shape, uintptr_t x, const in
     switch (dtype) {
 #define CALL(name, T, CT, LD, ST, CODE) \
     case CODE: \
-        max_pool_##name(&g, (const T *)x, kernel, stride, padding, dilation, (T *)out, (int64_t *)indices); \
+        { \
+            pool_job job = {.planes = max_pool_##name, .g = g, .x = (const T *)x, .out = (T *)out, \
+                            .indices = (int64_t *)indices, .k = kernel, .s = stride, .p = padding, .d = dilation}; \
+            run_planes(&job, kernel[0] * kernel[1]); \
+        } \
         return TT_OK;
         POOL_DTYPES(CALL)
 #undef CALL
@@ -350,7 +414,12 @@ tt_status tt_avg_pool2d(int dtype, const int64_t *x_shape, uintptr_t x, const in
     switch (dtype) {
 #define CALL(name, T, CT, LD, ST, CODE) \
     case CODE: \
-        avg_pool_##name(&g, (const T *)x, kernel, stride, padding, count_include_pad, divisor_override, (T *)out); \
+        { \
+            pool_job job = {.planes = avg_pool_##name, .g = g, .x = (const T *)x, .out = (T *)out, .k = kernel, \
+                            .s = stride, .p = padding, .include_pad = count_include_pad, \
+                            .divisor_override = divisor_override}; \
+            run_planes(&job, kernel[0] * kernel[1]); \
+        } \
         return TT_OK;
         POOL_DTYPES(CALL)
 #undef CALL
@@ -376,7 +445,11 @@ tt_status tt_adaptive_pool2d(int max, int dtype, const int64_t *x_shape, uintptr
     switch (dtype) {
 #define CALL(name, T, CT, LD, ST, CODE) \
     case CODE: \
-        adaptive_pool_##name(&g, max != 0, (const T *)x, (T *)out, (int64_t *)indices); \
+        { \
+            pool_job job = {.planes = adaptive_pool_##name, .g = g, .x = (const T *)x, .out = (T *)out, \
+                            .indices = (int64_t *)indices, .max = max != 0}; \
+            run_planes(&job, (g.h + g.oh - 1) / g.oh * ((g.w + g.ow - 1) / g.ow) + 1); \
+        } \
         return TT_OK;
         POOL_DTYPES(CALL)
 #undef CALL

@@ -28,3 +28,21 @@ tt_status tt_matmul(int dtype, int batch_ndim, const int64_t *batch_shape,
                     uintptr_t b, const int64_t *b_strides,
                     uintptr_t c, const int64_t *c_strides,
                     int accumulate);
+
+/* One float32 or float64 product, strides in elements (rs: row stride, cs: column stride):
+   C = A @ B (accumulate == 0) or C += A @ B, with A (m x k), B (k x n), C (m x n). The same engine
+   as tt_matmul (packed, cache-blocked, multi-threaded through tt_parallel_for; serial when called
+   from inside a parallel region). Same rules and errors as tt_matmul; other dtypes give
+   TT_ERR_UNSUPPORTED_DTYPE. Borrows everything. */
+tt_status tt_gemm(int dtype, int64_t m, int64_t n, int64_t k,
+                  uintptr_t a, int64_t rsa, int64_t csa, uintptr_t b, int64_t rsb, int64_t csb,
+                  uintptr_t c, int64_t rsc, int64_t csc, int accumulate);
+
+/* The micro-kernel the float32/float64 GEMM uses now: "avx2" (AVX2+FMA, chosen at run time when
+   the CPU has both) or "generic" (plain C). Setting TT_GENERIC_KERNELS=1 in the environment
+   (read once, at the first product) selects "generic". Returns a static string. */
+const char *tt_gemm_kernel_name(void);
+
+/* on != 0: every later product uses the generic micro-kernel; on == 0: back to the default choice
+   (the CPU's and TT_GENERIC_KERNELS's). For tests and benchmarks. Thread-safe. */
+void tt_gemm_force_generic(int on);
