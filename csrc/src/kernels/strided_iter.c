@@ -1,5 +1,6 @@
 /* strided_iter.c: see strided_iter.h for the idea. */
 #include "strided_iter.h"
+#include "tt/kernels/parallel.h"
 
 static void swap_dims(tt_iter *iter, int a, int b) {
     int64_t size = iter->shape[a];
@@ -138,4 +139,87 @@ void tt_iter_run(const tt_iter *iter, char *const *base, tt_row_fn row_fn, void 
             return;
         }
     }
+}
+
+void tt_iter_run_range(const tt_iter *iter, char *const *base, tt_row_fn row_fn, void *ctx, int64_t begin,
+                       int64_t end) {
+    if (begin >= end || iter->numel == 0) {
+        return;
+    }
+    const int inner = iter->ndim - 1;
+    const int64_t row_len = iter->shape[inner];
+    int64_t row_strides[TT_ITER_MAX_OPERANDS];
+    char *data[TT_ITER_MAX_OPERANDS];       /* each operand's address of the current row's start */
+    int64_t counter[TT_MAX_DIMS] = {0};
+    int64_t offset = begin % row_len;       /* where in the first row to start */
+    int64_t row = begin / row_len;
+    for (int d = inner - 1; d >= 0; d--) {  /* the row index, as digits of the outer counter */
+        counter[d] = row % iter->shape[d];
+        row /= iter->shape[d];
+    }
+    for (int k = 0; k < iter->noperands; k++) {
+        row_strides[k] = iter->strides[k][inner];
+        data[k] = base[k];
+        for (int d = 0; d < inner; d++) {
+            data[k] += counter[d] * iter->strides[k][d];
+        }
+    }
+    int64_t left = end - begin;
+    for (;;) {
+        const int64_t n = row_len - offset < left ? row_len - offset : left;
+        char *start[TT_ITER_MAX_OPERANDS];
+        for (int k = 0; k < iter->noperands; k++) {
+            start[k] = data[k] + offset * row_strides[k];
+        }
+        row_fn(start, row_strides, n, ctx);
+        left -= n;
+        offset = 0;
+        if (left == 0) {
+            return;
+        }
+        for (int d = inner - 1; d >= 0; d--) {  /* the odometer of tt_iter_run */
+            counter[d]++;
+            for (int k = 0; k < iter->noperands; k++) {
+                data[k] += iter->strides[k][d];
+            }
+            if (counter[d] < iter->shape[d]) {
+                break;
+            }
+            for (int k = 0; k < iter->noperands; k++) {
+                data[k] -= iter->strides[k][d] * iter->shape[d];
+            }
+            counter[d] = 0;
+        }
+    }
+}
+
+typedef struct block_job {
+    tt_iter_chunk_fn fn;
+    void *ctx;
+    int64_t numel, block;
+} block_job;
+
+static void run_blocks(int64_t begin, int64_t end, void *arg) {
+    const block_job *job = arg;
+    const int64_t last = end * job->block;
+    job->fn(begin * job->block, last < job->numel ? last : job->numel, job->ctx);
+}
+
+void tt_iter_parallel(const tt_iter *iter, int64_t grain, int64_t block, tt_iter_chunk_fn chunk_fn, void *ctx) {
+    if (iter->numel == 0) {
+        return;
+    }
+    int shared_output = 0;
+    for (int d = 0; d < iter->ndim; d++) {
+        shared_output |= iter->strides[0][d] == 0 && iter->shape[d] > 1;
+    }
+    if (shared_output || iter->numel <= grain) {
+        chunk_fn(0, iter->numel, ctx);
+        return;
+    }
+    if (block < 1) {
+        block = 1;
+    }
+    block_job job = {chunk_fn, ctx, iter->numel, block};
+    tt_parallel_for((iter->numel - 1) / block + 1, (grain - 1) / block + 1, run_blocks, &job);
 }

@@ -43,4 +43,25 @@ tt_status tt_iter_init(tt_iter *iter, int ndim, const int64_t *shape, int nopera
    operand's address of element (0, ..., 0). */
 void tt_iter_run(const tt_iter *iter, char *const *base, tt_row_fn row_fn, void *ctx);
 
+/* Like tt_iter_run, for the elements [begin, end) of the iteration order only (row-major over
+   iter->shape, the row innermost): a row cut by a bound is passed as a shorter row. Disjoint
+   ranges write disjoint parts of operand 0 whenever the output has no stride-0 dimension, so
+   tt_parallel_for can run ranges on several threads. 0 <= begin <= end <= iter->numel. */
+void tt_iter_run_range(const tt_iter *iter, char *const *base, tt_row_fn row_fn, void *ctx, int64_t begin,
+                       int64_t end);
+
+/* A piece of a threaded iteration: the elements [begin, end) of iter's order, with ctx. */
+typedef void (*tt_iter_chunk_fn)(int64_t begin, int64_t end, void *ctx);
+
+/* Splits the iteration's elements into chunks of at least `grain` elements, every chunk but
+   the last a multiple of `block` elements (so chunks start on aligned addresses), and runs
+   chunk_fn on them through tt_parallel_for. When operand 0 has a stride-0 dimension (several
+   elements write one address) it runs chunk_fn(0, numel) on the calling thread instead, so
+   the last write still wins as in tt_iter_run. Borrows everything. */
+void tt_iter_parallel(const tt_iter *iter, int64_t grain, int64_t block, tt_iter_chunk_fn chunk_fn, void *ctx);
+
+/* Elements per chunk below which a kernel's region is not worth splitting: about 32K
+   elements (128 KB of float32), well above the cost of waking a worker. */
+#define TT_ITER_GRAIN 32768
+
 #endif /* TT_STRIDED_ITER_H */
