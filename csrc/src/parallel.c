@@ -13,7 +13,9 @@
  *
  * Who runs a region:
  *   - n <= grain, a thread count of 1, or a call from inside a running region (the thread-local
- *     `in_region` flag): fn(0, n) on the calling thread, and the pool is never touched;
+ *     `in_region` flag): fn(0, n) on the calling thread, and the pool is never touched. Every
+ *     thread sets in_region while it runs any part of a region, serial or not, so a kernel
+ *     called from a region's fn never competes for the pool;
  *   - otherwise the caller takes `region_lock` with trylock. If another thread holds it (several
  *     Python threads calling kernels at once), the caller runs its region serially instead of
  *     waiting: no thread ever blocks on another caller's region, so there is no deadlock and no
@@ -191,6 +193,14 @@ static void resize(int target) {
     }
 }
 
+/* A region (or the rest of one) on the calling thread alone; calls made inside stay serial. */
+static void run_serial(int64_t n, tt_parallel_fn fn, void *ctx) {
+    const int outer = in_region;
+    in_region = 1;
+    fn(0, n, ctx);
+    in_region = outer;
+}
+
 void tt_parallel_for(int64_t n, int64_t grain, tt_parallel_fn fn, void *ctx) {
     if (n <= 0) {
         return;
@@ -200,7 +210,7 @@ void tt_parallel_for(int64_t n, int64_t grain, tt_parallel_fn fn, void *ctx) {
     }
     const int threads = tt_get_num_threads();
     if (n <= grain || threads <= 1 || in_region) {
-        fn(0, n, ctx);
+        run_serial(n, fn, ctx);
         return;
     }
     int64_t nchunks = (n - 1) / grain + 1;  /* every chunk holds at least `grain` items */
@@ -211,7 +221,7 @@ void tt_parallel_for(int64_t n, int64_t grain, tt_parallel_fn fn, void *ctx) {
         nchunks = threads;
     }
     if (nchunks <= 1 || pthread_mutex_trylock(&region_lock) != 0) {
-        fn(0, n, ctx);                      /* the pool is busy with another caller's region */
+        run_serial(n, fn, ctx);             /* the pool is busy with another caller's region */
         return;
     }
     if (alive != threads - 1) {
@@ -222,7 +232,7 @@ void tt_parallel_for(int64_t n, int64_t grain, tt_parallel_fn fn, void *ctx) {
     }
     if (nchunks <= 1) {
         pthread_mutex_unlock(&region_lock);
-        fn(0, n, ctx);
+        run_serial(n, fn, ctx);
         return;
     }
     pthread_mutex_lock(&lock);

@@ -629,7 +629,8 @@ typedef struct reduce_job {
     const dimset *kept, *red;
     char *x, *out, *out2;
     int nptr, columns, nouter;
-    int64_t m, kx, ko, ko2, row_n, row_s, count, nblocks;
+    int64_t m, kx, ko, ko2, row_n, row_s, count;
+    int64_t blk, nblocks;       /* outputs along the last kept dimension per unit, and units per line */
     double param;
     int64_t npartials;          /* full reductions: the input is cut into this many parts */
     char *partials;             /* ... whose accs live here, one per part */
@@ -643,8 +644,9 @@ typedef union {
 } acc_slot;
 
 /* Units [begin, end) of the driver: unit u is outer kept index u / nblocks, outputs
-   [j0, j0 + CHUNK) along the last kept dimension with j0 = (u % nblocks) * CHUNK. Each unit
-   writes only its own outputs. */
+   [j0, j0 + blk) along the last kept dimension with j0 = (u % nblocks) * blk. Each unit writes
+   only its own outputs, and each output is folded in the same order whatever blk is, so the
+   split never changes a result. */
 static void reduce_units(int64_t begin, int64_t end, void *arg) {
     const reduce_job *job = arg;
     const reduce_impl *impl = job->impl;
@@ -662,8 +664,8 @@ static void reduce_units(int64_t begin, int64_t end, void *arg) {
     }
     const dimset *red = job->red;
     for (int64_t u = begin; u < end; u++) {
-        const int64_t j0 = block * CHUNK;
-        const int64_t c = job->m - j0 < CHUNK ? job->m - j0 : CHUNK;
+        const int64_t j0 = block * job->blk;
+        const int64_t c = job->m - j0 < job->blk ? job->m - j0 : job->blk;
         const char *xbase = kptr[0] + j0 * job->kx;
         impl->init(accs, c);
         if (job->count > 0 && job->columns) {
@@ -828,7 +830,11 @@ tt_status tt_reduce(int op, int ndim, const int64_t *shape,
     job.row_s = red.n > 0 ? red.stride[0][red.n - 1] : 0;
     job.count = count;
     job.param = param;
-    job.nblocks = (job.m - 1) / CHUNK + 1;
+    /* Up to 16 units along the last kept dimension (so that a few long output lines still
+       spread over the threads), each of 64 to CHUNK outputs. */
+    job.blk = (job.m + 15) / 16;
+    job.blk = job.blk < 64 ? 64 : job.blk > CHUNK ? CHUNK : (job.blk + 15) & ~(int64_t)15;
+    job.nblocks = (job.m - 1) / job.blk + 1;
     job.npartials = 0;
 
     if (kept.n == 0 && count >= 2 * PARTIAL_BLOCK) {
@@ -839,7 +845,7 @@ tt_status tt_reduce(int op, int ndim, const int64_t *shape,
     for (int d = 0; d < job.nouter; d++) {
         units *= kept.size[d];                  /* <= the output's element count: no overflow */
     }
-    const int64_t per_unit = (job.m < CHUNK ? job.m : CHUNK) * (count > 1 ? count : 1);
+    const int64_t per_unit = (job.m < job.blk ? job.m : job.blk) * (count > 1 ? count : 1);
     tt_parallel_for(units, TT_ITER_GRAIN / per_unit + 1, reduce_units, &job);
     return TT_OK;
 }
