@@ -6,7 +6,8 @@
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * One process-wide pool. Its workers are created lazily by the first region that wants them and
  * live until the process ends (or until a smaller thread count asks the surplus ones to exit).
- * A region of n items is cut into `nchunks` contiguous chunks; chunk c is
+ * A region of n items is cut into `nchunks` contiguous chunks (at most CHUNKS_PER_THREAD per
+ * thread, each of at least `grain` items); chunk c is
  * [c * n / nchunks, (c + 1) * n / nchunks). The cut depends only on n, grain and the thread
  * count, never on which thread runs what, so a kernel that keeps one partial result per chunk
  * gets the same answer every time at a given thread count.
@@ -65,6 +66,10 @@
 #include "tt/kernels/parallel.h"
 
 #define TT_MAX_THREADS 64
+/* A region is cut into up to this many chunks per thread (each still >= grain items): threads
+   claim chunks as they come, so a worker the OS schedules late (a busy machine) leaves its share
+   to the others instead of holding the region up. */
+#define CHUNKS_PER_THREAD 4
 
 static atomic_int num_threads = 0;   /* 0: not yet set, use the CPU count */
 
@@ -126,7 +131,7 @@ static void run_chunks(uint32_t gen, tt_parallel_fn fn, void *ctx, int64_t n, in
             continue;                   /* cur was reloaded */
         }
         const int64_t c = (int64_t)(cur & 0xffffffffu);
-        /* c * n cannot overflow: nchunks <= 64 and n < 2^57 in any real call; guard anyway. */
+        /* n * (c + 1) in 128 bits: no overflow for any n. */
         const int64_t begin = (int64_t)((__int128)n * c / nchunks);
         const int64_t end = (int64_t)((__int128)n * (c + 1) / nchunks);
         in_region = 1;
@@ -217,8 +222,8 @@ void tt_parallel_for(int64_t n, int64_t grain, tt_parallel_fn fn, void *ctx) {
     if (nchunks > n / grain) {
         nchunks = n / grain;
     }
-    if (nchunks > threads) {
-        nchunks = threads;
+    if (nchunks > CHUNKS_PER_THREAD * (int64_t)threads) {
+        nchunks = CHUNKS_PER_THREAD * (int64_t)threads;
     }
     if (nchunks <= 1 || pthread_mutex_trylock(&region_lock) != 0) {
         run_serial(n, fn, ctx);             /* the pool is busy with another caller's region */
@@ -227,10 +232,7 @@ void tt_parallel_for(int64_t n, int64_t grain, tt_parallel_fn fn, void *ctx) {
     if (alive != threads - 1) {
         resize(threads - 1);
     }
-    if (nchunks > alive + 1) {
-        nchunks = alive + 1;
-    }
-    if (nchunks <= 1) {
+    if (alive == 0) {
         pthread_mutex_unlock(&region_lock);
         run_serial(n, fn, ctx);
         return;
@@ -248,7 +250,7 @@ void tt_parallel_for(int64_t n, int64_t grain, tt_parallel_fn fn, void *ctx) {
         pthread_cond_broadcast(&work_cv);
     } else {
         for (int64_t i = 0; i < nchunks - 1; i++) {
-            pthread_cond_signal(&work_cv);
+            pthread_cond_signal(&work_cv);   /* enough workers for the chunks beyond the caller's */
         }
     }
     pthread_mutex_unlock(&lock);
