@@ -1,10 +1,64 @@
 /*
- * parallel.c: the thread count and tt_parallel_for (see tt/kernels/parallel.h).
+ * parallel.c: the thread count and tt_parallel_for (see tt/kernels/parallel.h), on a persistent
+ * pool of pthreads.
  *
- * This first version runs every region on the calling thread; it fixes the interface that the
- * kernels are written against. The thread pool that splits regions across threads replaces the
- * body of tt_parallel_for without changing its callers.
+ * Note [Thread pool invariants]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * One process-wide pool. Its workers are created lazily by the first region that wants them and
+ * live until the process ends (or until a smaller thread count asks the surplus ones to exit).
+ * A region of n items is cut into `nchunks` contiguous chunks (at most CHUNKS_PER_THREAD per
+ * thread, each of at least `grain` items); chunk c is
+ * [c * n / nchunks, (c + 1) * n / nchunks). The cut depends only on n, grain and the thread
+ * count, never on which thread runs what, so a kernel that keeps one partial result per chunk
+ * gets the same answer every time at a given thread count.
+ *
+ * Who runs a region:
+ *   - n <= grain, a thread count of 1, or a call from inside a running region (the thread-local
+ *     `in_region` flag): fn(0, n) on the calling thread, and the pool is never touched. Every
+ *     thread sets in_region while it runs any part of a region, serial or not, so a kernel
+ *     called from a region's fn never competes for the pool;
+ *   - otherwise the caller takes `region_lock` with trylock. If another thread holds it (several
+ *     Python threads calling kernels at once), the caller runs its region serially instead of
+ *     waiting: no thread ever blocks on another caller's region, so there is no deadlock and no
+ *     convoy. Holding region_lock, the caller owns the job fields and the worker set.
+ *
+ * Claiming chunks. `claim` packs (generation << 32 | next chunk index) in one 64-bit atomic.
+ * The caller publishes a job under `lock` with a new generation, then everyone (the caller
+ * too) claims chunks by compare-and-swap until the index reaches nchunks. A worker that wakes
+ * late, or that copied a job and was preempted, can only claim a chunk whose generation it
+ * copied the job with: once the generation moved on, its CAS fails and it never calls a stale
+ * fn/ctx. The caller claims like everyone else, so a region finishes even if no worker ever
+ * wakes (a busy machine), and workers that arrive late find nothing to do.
+ *
+ * Completion. Every finished chunk adds 1 to `done`; the region returns when done == nchunks.
+ * The thread that finishes the last chunk takes `lock` and broadcasts `done_cv`; the caller
+ * checks `done` under `lock` before sleeping on done_cv, so the wakeup cannot be lost. `done`
+ * is reset before the job is published and only chunks of the current generation add to it
+ * (they were claimed with that generation, and the caller does not return before all of them
+ * finished), so no late increment can leak into the next region.
+ *
+ * Memory orders:
+ *   - The job fields (fn, ctx, n, nchunks, generation) are written and read under `lock`;
+ *     the mutex orders them, and the caller's writes to its own data before the region
+ *     happen-before the workers' reads of it (caller unlock -> worker lock).
+ *   - `claim`: the CAS hands out chunk indices; the job it refers to was already read under
+ *     `lock`, so it orders nothing else. It is acq_rel anyway (cheap next to a chunk) so that
+ *     the caller's reset (a release store) is seen before any claim of the new generation.
+ *     The generation is 32 bits: a worker would have to sleep through 2^32 regions between
+ *     copying a job and claiming for a stale claim to match.
+ *   - `done`: fetch_add with release after a chunk, so the chunk's writes (its output range)
+ *     happen-before the caller's acquire load that sees done == nchunks; the caller then reads
+ *     every chunk's output, including per-chunk partials in ctx.
+ *   - `num_threads` is relaxed: it is a setting read once per region, ordering nothing.
+ *   - `in_region` is thread-local: set by every thread around the chunks it runs.
+ * Idle workers sleep on `work_cv` (no spinning). Resizing happens under region_lock: more
+ * workers are started when the count rises; when it falls, `wanted` is lowered under `lock`,
+ * the surplus workers (the highest indices) are woken, exit, and are joined. A thread that
+ * cannot be created just leaves the pool smaller. Nothing is joined at exit: idle workers are
+ * blocked in pthread_cond_wait and the process may end under them.
  */
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -12,6 +66,10 @@
 #include "tt/kernels/parallel.h"
 
 #define TT_MAX_THREADS 64
+/* A region is cut into up to this many chunks per thread (each still >= grain items): threads
+   claim chunks as they come, so a worker the OS schedules late (a busy machine) leaves its share
+   to the others instead of holding the region up. */
+#define CHUNKS_PER_THREAD 4
 
 static atomic_int num_threads = 0;   /* 0: not yet set, use the CPU count */
 
@@ -36,9 +94,178 @@ int tt_get_num_threads(void) {
     return n > 0 ? n : online_cpus();
 }
 
-void tt_parallel_for(int64_t n, int64_t grain, tt_parallel_fn fn, void *ctx) {
-    (void)grain;
-    if (n > 0) {
-        fn(0, n, ctx);
+/* ------------------------------------------------------------------ the pool */
+
+static _Thread_local int in_region = 0;
+
+static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;  /* one region on the pool at a time */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;         /* the job fields, wanted, condvars */
+static pthread_cond_t work_cv = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
+
+/* Under `lock`. */
+static uint32_t generation = 0;
+static tt_parallel_fn job_fn = NULL;
+static void *job_ctx = NULL;
+static int64_t job_n = 0;
+static int64_t job_nchunks = 0;
+static int wanted = 0;                  /* workers with index >= wanted exit */
+
+/* Under region_lock only. */
+static pthread_t workers[TT_MAX_THREADS];
+static uint32_t start_generation[TT_MAX_THREADS];   /* written before pthread_create */
+static int alive = 0;
+
+static atomic_uint_fast64_t claim = 0;  /* generation << 32 | next chunk index */
+static atomic_int_fast64_t done = 0;    /* chunks finished in the current region */
+
+/* Runs chunks of generation `gen` until none is left. */
+static void run_chunks(uint32_t gen, tt_parallel_fn fn, void *ctx, int64_t n, int64_t nchunks) {
+    uint64_t cur = atomic_load_explicit(&claim, memory_order_acquire);
+    for (;;) {
+        if ((uint32_t)(cur >> 32) != gen || (int64_t)(cur & 0xffffffffu) >= nchunks) {
+            return;
+        }
+        if (!atomic_compare_exchange_weak_explicit(&claim, &cur, cur + 1, memory_order_acq_rel,
+                                                   memory_order_acquire)) {
+            continue;                   /* cur was reloaded */
+        }
+        const int64_t c = (int64_t)(cur & 0xffffffffu);
+        /* n * (c + 1) in 128 bits: no overflow for any n. */
+        const int64_t begin = (int64_t)((__int128)n * c / nchunks);
+        const int64_t end = (int64_t)((__int128)n * (c + 1) / nchunks);
+        in_region = 1;
+        fn(begin, end, ctx);
+        in_region = 0;
+        if (atomic_fetch_add_explicit(&done, 1, memory_order_acq_rel) + 1 == nchunks) {
+            pthread_mutex_lock(&lock);
+            pthread_cond_broadcast(&done_cv);
+            pthread_mutex_unlock(&lock);
+        }
+        cur = atomic_load_explicit(&claim, memory_order_acquire);
     }
+}
+
+static void *worker_main(void *arg) {
+    const int index = (int)(intptr_t)arg;
+    uint32_t seen = start_generation[index];   /* regions published after the creation count */
+    pthread_mutex_lock(&lock);
+    for (;;) {
+        while (generation == seen && index < wanted) {
+            pthread_cond_wait(&work_cv, &lock);
+        }
+        if (index >= wanted) {
+            pthread_mutex_unlock(&lock);
+            return NULL;
+        }
+        seen = generation;
+        tt_parallel_fn fn = job_fn;
+        void *ctx = job_ctx;
+        int64_t n = job_n, nchunks = job_nchunks;
+        pthread_mutex_unlock(&lock);
+        run_chunks(seen, fn, ctx, n, nchunks);
+        pthread_mutex_lock(&lock);
+    }
+}
+
+/* Under region_lock: make the pool hold `target` workers (fewer if a thread cannot start). */
+static void resize(int target) {
+    if (target < alive) {
+        pthread_mutex_lock(&lock);
+        wanted = target;
+        pthread_cond_broadcast(&work_cv);
+        pthread_mutex_unlock(&lock);
+        for (int i = target; i < alive; i++) {
+            pthread_join(workers[i], NULL);
+        }
+        alive = target;
+        return;
+    }
+    pthread_mutex_lock(&lock);
+    wanted = target;
+    pthread_mutex_unlock(&lock);
+    while (alive < target) {
+        start_generation[alive] = generation;   /* only the region_lock holder changes it */
+        if (pthread_create(&workers[alive], NULL, worker_main, (void *)(intptr_t)alive) != 0) {
+            break;
+        }
+        alive++;
+    }
+    if (alive < target) {
+        pthread_mutex_lock(&lock);
+        wanted = alive;
+        pthread_mutex_unlock(&lock);
+    }
+}
+
+/* A region (or the rest of one) on the calling thread alone; calls made inside stay serial. */
+static void run_serial(int64_t n, tt_parallel_fn fn, void *ctx) {
+    const int outer = in_region;
+    in_region = 1;
+    fn(0, n, ctx);
+    in_region = outer;
+}
+
+void tt_parallel_for(int64_t n, int64_t grain, tt_parallel_fn fn, void *ctx) {
+    if (n <= 0) {
+        return;
+    }
+    if (grain < 1) {
+        grain = 1;
+    }
+    const int threads = tt_get_num_threads();
+    if (n <= grain || threads <= 1 || in_region) {
+        run_serial(n, fn, ctx);
+        return;
+    }
+    int64_t nchunks = (n - 1) / grain + 1;  /* every chunk holds at least `grain` items */
+    if (nchunks > n / grain) {
+        nchunks = n / grain;
+    }
+    if (nchunks > CHUNKS_PER_THREAD * (int64_t)threads) {
+        nchunks = CHUNKS_PER_THREAD * (int64_t)threads;
+    }
+    if (nchunks <= 1 || pthread_mutex_trylock(&region_lock) != 0) {
+        run_serial(n, fn, ctx);             /* the pool is busy with another caller's region */
+        return;
+    }
+    if (alive != threads - 1) {
+        resize(threads - 1);
+    }
+    if (alive == 0) {
+        pthread_mutex_unlock(&region_lock);
+        run_serial(n, fn, ctx);
+        return;
+    }
+    pthread_mutex_lock(&lock);
+    generation++;
+    job_fn = fn;
+    job_ctx = ctx;
+    job_n = n;
+    job_nchunks = nchunks;
+    atomic_store_explicit(&done, 0, memory_order_relaxed);
+    atomic_store_explicit(&claim, (uint64_t)generation << 32, memory_order_release);
+    const uint32_t gen = generation;
+    if (nchunks - 1 >= alive) {
+        pthread_cond_broadcast(&work_cv);
+    } else {
+        for (int64_t i = 0; i < nchunks - 1; i++) {
+            pthread_cond_signal(&work_cv);   /* enough workers for the chunks beyond the caller's */
+        }
+    }
+    pthread_mutex_unlock(&lock);
+
+    run_chunks(gen, fn, ctx, n, nchunks);
+
+    if (atomic_load_explicit(&done, memory_order_acquire) != nchunks) {
+        for (int spin = 0; spin < 64 && atomic_load_explicit(&done, memory_order_acquire) != nchunks; spin++) {
+            sched_yield();
+        }
+        pthread_mutex_lock(&lock);
+        while (atomic_load_explicit(&done, memory_order_acquire) != nchunks) {
+            pthread_cond_wait(&done_cv, &lock);
+        }
+        pthread_mutex_unlock(&lock);
+    }
+    pthread_mutex_unlock(&region_lock);
 }

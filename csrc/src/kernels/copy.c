@@ -206,6 +206,19 @@ static tt_row_fn move_row(size_t itemsize) {
     }
 }
 
+/* Large copies are split across threads by ranges of the outermost dimension, each chunk
+   writing its own part of dst (tt_iter_parallel). */
+typedef struct copy_job {
+    const tt_iter *iter;
+    char *base[2];
+    tt_row_fn row;
+} copy_job;
+
+static void copy_chunk(int64_t begin, int64_t end, void *arg) {
+    const copy_job *job = arg;
+    tt_iter_run_range(job->iter, job->base, job->row, NULL, begin, end);
+}
+
 tt_status tt_copy_strided(int ndim, const int64_t *shape,
                           uintptr_t src, const int64_t *src_strides, int src_dtype,
                           uintptr_t dst, const int64_t *dst_strides, int dst_dtype) {
@@ -245,8 +258,8 @@ tt_status tt_copy_strided(int ndim, const int64_t *shape,
         src_dtype = dst_dtype;
     }
     tt_row_fn row = src_dtype == dst_dtype ? move_row(itemsizes[0]) : cast_row(src_dtype, dst_dtype);
-    char *base[2] = {(char *)dst, (char *)src};
     iter.elementwise = 1;   /* a copy reads element i of the source only: transposed tiles pack */
-    tt_iter_run(&iter, base, row, NULL);
+    copy_job job = {&iter, {(char *)dst, (char *)src}, row};
+    tt_iter_parallel(&iter, TT_ITER_GRAIN, 64, copy_chunk, &job);
     return TT_OK;
 }

@@ -19,6 +19,7 @@
  * (ops that take one or two double parameters, such as softplus's beta; they reach the row
  * function through its context) and tt_ternary (where, clamp, lerp: four operands on tt_iter).
  */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <tgmath.h>
 
@@ -581,7 +582,29 @@ static tt_status lookup(const tt_row_fn *table, int nops, int op, int ndim, int 
     return TT_OK;
 }
 
-/* Operand 0 is the output. itemsizes[k] is operand k's element size. */
+/* A threaded run: every chunk walks its own range of elements with its own context (the row
+   functions write context->error), and a failing chunk records its status in `error`. Any
+   chunk's status will do: they are all the same integer division by zero. */
+typedef struct ew_job {
+    const tt_iter *iter;
+    char *const *base;
+    tt_row_fn row;
+    double p0, p1;
+    atomic_int error;
+} ew_job;
+
+static void ew_chunk(int64_t begin, int64_t end, void *arg) {
+    ew_job *job = arg;
+    ew_context context = {TT_OK, job->p0, job->p1};
+    tt_iter_run_range(job->iter, job->base, job->row, &context, begin, end);
+    if (context.error != TT_OK) {
+        atomic_store_explicit(&job->error, (int)context.error, memory_order_relaxed);
+    }
+}
+
+/* Operand 0 is the output. itemsizes[k] is operand k's element size. Large work is split
+   across threads by ranges of the outermost dimension (tt_iter_parallel); the region's end
+   orders the chunks' writes, and their error stores, before the caller reads them. */
 static tt_status run(tt_row_fn row, int noperands, int ndim, const int64_t *shape, const uintptr_t *addresses,
                      const int64_t *const *strides, const size_t *itemsizes, double p0, double p1) {
     tt_iter iter;
@@ -596,10 +619,10 @@ static tt_status run(tt_row_fn row, int noperands, int ndim, const int64_t *shap
         }
         base[k] = (char *)addresses[k];
     }
-    ew_context context = {TT_OK, p0, p1};
     iter.elementwise = 1;   /* every row function here reads element i of each operand only */
-    tt_iter_run(&iter, base, row, &context);
-    return context.error;
+    ew_job job = {&iter, base, row, p0, p1, TT_OK};
+    tt_iter_parallel(&iter, TT_ITER_GRAIN, 64, ew_chunk, &job);
+    return (tt_status)atomic_load_explicit(&job.error, memory_order_relaxed);
 }
 
 static int is_predicate_binary(int op) { return op >= TT_EQ; }

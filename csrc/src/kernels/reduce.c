@@ -31,10 +31,13 @@
 
 #include "dtype_list.h"
 #include "strided_iter.h"
+#include "tt/kernels/parallel.h"
 #include "tt/kernels/reduce.h"
 #include "vmath.h"
 
 #define CHUNK 1024
+#define PARTIAL_BLOCK 65536     /* a full reduction over >= 2 of these is cut into parts */
+#define MAX_PARTIALS 256
 
 /* ------------------------------------------------------------------ loading and storing */
 
@@ -114,6 +117,22 @@ static inline void lse_push(lse_acc *a, double v) {
         a->m = v;
     } else {
         a->s += exp(v - a->m);
+    }
+}
+
+/* Joins two running log-sum-exps (b's values after a's): NaN is final, -inf adds nothing. */
+static inline void lse_merge(lse_acc *a, lse_acc b) {
+    if (isnan(a->m) || isnan(b.m)) {
+        a->m = NAN;
+    } else if (b.m == -INFINITY) {
+        return;
+    } else if (a->m == -INFINITY) {
+        *a = b;
+    } else if (b.m > a->m) {
+        a->s = a->s * exp(a->m - b.m) + b.s;
+        a->m = b.m;
+    } else {
+        a->s += b.s * exp(b.m - a->m);
     }
 }
 
@@ -208,6 +227,12 @@ static inline double prod_round(double x, double itemsize) {
 #define ARGMIN_UPD_I(a, v, idx, p) if ((v) < (a).v) ((a).v = (v), (a).i = (idx))
 #define ARGMAX_UPD_F(a, v, idx, p) if (!((v) <= (a).v) && (a).v == (a).v) ((a).v = (v), (a).i = (idx))
 #define ARGMIN_UPD_F(a, v, idx, p) if (!((v) >= (a).v) && (a).v == (a).v) ((a).v = (v), (a).i = (idx))
+
+/* Whether a later partial result (value bv) replaces an earlier one (av): as the UPD rules. */
+#define ARGMAX_TAKES_I(bv, av) ((bv) > (av))
+#define ARGMIN_TAKES_I(bv, av) ((bv) < (av))
+#define ARGMAX_TAKES_F(bv, av) (!((bv) <= (av)) && (av) == (av))
+#define ARGMIN_TAKES_F(bv, av) (!((bv) >= (av)) && (av) == (av))
 
 #define VAR_FIN(a, n, p) ((a).m2 / fmax(0.0, (double)(n) - (p)))
 #define STD_FIN(a, n, p) sqrt(VAR_FIN(a, n, p))
@@ -327,8 +352,17 @@ static inline double prod_round(double x, double itemsize) {
         *(double *)acc += pairwise_##OP##_##name(p, n, s, param);                              \
     }
 
+/* Merging two accs of a family: `a` covers earlier elements than `b` (argmax keeps a on ties). */
+#define DEFINE_MERGE(OP, name, ACC, BODY)                                     \
+    static void merge_##OP##_##name(void *acc, const void *other) {           \
+        ACC *a = acc;                                                         \
+        const ACC *b = other;                                                 \
+        BODY;                                                                 \
+    }
+
 #define GEN_SUMF(OP, name, T, K, LD, ST, CODE)                                      \
     DEFINE_INIT(OP, name, SUMF_ACC_##K, ZERO_INIT)                                  \
+    DEFINE_MERGE(OP, name, SUMF_ACC_##K, *a += *b)                                  \
     SUMF_ROW_##K(OP, name, T, LD)                                                   \
     static void vec_##OP##_##name(void *accs, const char *p, int64_t c, int64_t s,  \
                                   int64_t index, double param) {                    \
@@ -349,6 +383,7 @@ static inline double prod_round(double x, double itemsize) {
 
 #define GEN_PRODF(OP, name, T, K, LD, ST, CODE)                                     \
     DEFINE_INIT(OP, name, PRODF_ACC_##K, PROD_INIT)                                 \
+    DEFINE_MERGE(OP, name, PRODF_ACC_##K, *a *= *b)                                 \
     DEFINE_GENERIC_ROW(OP, name, T, K, LD, PRODF_ACC_##K, PROD_UPD_##K)             \
     DEFINE_GENERIC_VEC(OP, name, T, K, LD, PRODF_ACC_##K, PROD_UPD_##K)             \
     STORE_HEAD(OP, name, PRODF_ACC_##K)                                             \
@@ -359,6 +394,8 @@ static inline double prod_round(double x, double itemsize) {
 
 /* Extremum rows: integers in one chain; floats in 8 independent lanes of the load type, so the
    selects vectorize, then folded into the acc. */
+#define EXT_MERGE_I(OP, a, b) OP##_UPD_I(a, b, 0, 0)
+#define EXT_MERGE_F(OP, a, b) OP##_FOLD_F(a, b, 0, 0)
 #define EXTF_ROW_I(OP, name, T, LD) DEFINE_GENERIC_ROW(OP, name, T, I, LD, EXTF_ACC_I, OP##_UPD_I)
 #define EXT_LANES(OP, T, LD, S)                                                     \
     for (; i + 8 <= n; i += 8) {                                                    \
@@ -395,6 +432,7 @@ static inline double prod_round(double x, double itemsize) {
 
 #define GEN_EXTF(OP, name, T, K, LD, ST, CODE)                                      \
     DEFINE_INIT(OP, name, EXTF_ACC_##K, OP##_INIT_##K)                              \
+    DEFINE_MERGE(OP, name, EXTF_ACC_##K, EXT_MERGE_##K(OP, *a, *b))                 \
     EXTF_ROW_##K(OP, name, T, LD)                                                   \
     DEFINE_GENERIC_VEC(OP, name, T, K, LD, EXTF_ACC_##K, OP##_UPD_##K)              \
     STORE_HEAD(OP, name, EXTF_ACC_##K)                                              \
@@ -405,6 +443,7 @@ static inline double prod_round(double x, double itemsize) {
 
 #define GEN_ARGF(OP, name, T, K, LD, ST, CODE)                                      \
     DEFINE_INIT(OP, name, ARGF_ACC_##K, OP##_INIT_##K)                              \
+    DEFINE_MERGE(OP, name, ARGF_ACC_##K, if (OP##_TAKES_##K(b->v, a->v)) *a = *b)   \
     DEFINE_GENERIC_ROW(OP, name, T, K, LD, ARGF_ACC_##K, OP##_UPD_##K)              \
     DEFINE_GENERIC_VEC(OP, name, T, K, LD, ARGF_ACC_##K, OP##_UPD_##K)              \
     STORE_HEAD(OP, name, ARGF_ACC_##K)                                              \
@@ -422,6 +461,7 @@ static inline double prod_round(double x, double itemsize) {
 #define VAR_UPD(a, v, i, p) var_push(&(a), v)
 #define GEN_VARF(OP, name, T, K, LD, ST, CODE)                                                  \
     DEFINE_INIT(OP, name, var_acc, VAR_INIT)                                                    \
+    DEFINE_MERGE(OP, name, var_acc, var_merge(a, *b))                                           \
     static void row_##OP##_##name(void *acc, const char *p, int64_t n, int64_t s, int64_t base, \
                                   double param) {                                              \
         (void)base;                                                                            \
@@ -443,6 +483,7 @@ static inline double prod_round(double x, double itemsize) {
 #define LSE_INIT(a) ((a).m = -INFINITY, (a).s = 0)
 #define GEN_LSEF(OP, name, T, K, LD, ST, CODE)                                      \
     DEFINE_INIT(OP, name, lse_acc, LSE_INIT)                                        \
+    DEFINE_MERGE(OP, name, lse_acc, lse_merge(a, *b))                               \
     DEFINE_GENERIC_ROW(OP, name, T, K, LD, lse_acc, LSE_UPD)                        \
     DEFINE_GENERIC_VEC(OP, name, T, K, LD, lse_acc, LSE_UPD)                        \
     STORE_HEAD(OP, name, lse_acc)                                                   \
@@ -471,18 +512,21 @@ typedef void (*vec_fn)(void *accs, const char *p, int64_t c, int64_t s, int64_t 
 typedef void (*store_fn)(const void *accs, int64_t c, char *out, int64_t os, char *out2, int64_t os2,
                          int64_t count, double param);
 
+typedef void (*merge_fn)(void *acc, const void *other);
+
 typedef struct reduce_impl {
     init_fn init;
     row_fn row;
     vec_fn vec;
     store_fn store;
+    merge_fn merge;
     size_t acc_size;
 } reduce_impl;
 
 #define DEFINE_REDUCE_OP(LIST, OP, FAM) LIST(GEN_##FAM, OP)
 #define REG_REDUCE(OP, FAM, name, T, K, LD, ST, CODE) \
     [TT_RED_##OP][CODE] = {init_##OP##_##name, row_##OP##_##name, vec_##OP##_##name, store_##OP##_##name, \
-                           sizeof(FAM##_ACC_##K)},
+                           merge_##OP##_##name, sizeof(FAM##_ACC_##K)},
 #define REGISTER_REDUCE_OP(LIST, OP, FAM) LIST(REG_REDUCE, OP, FAM)
 
 REDUCE_OPS(DEFINE_REDUCE_OP)
@@ -589,6 +633,124 @@ static int odometer_next(const dimset *d, int n, int64_t *idx, char **ptr, int n
     return 0;
 }
 
+/* Everything a range of the driver's work needs; shared read-only by the chunks. */
+typedef struct reduce_job {
+    const reduce_impl *impl;
+    const dimset *kept, *red;
+    char *x, *out, *out2;
+    int nptr, columns, nouter;
+    int64_t m, kx, ko, ko2, row_n, row_s, count;
+    int64_t blk, nblocks;       /* outputs along the last kept dimension per unit, and units per line */
+    double param;
+    int64_t npartials;          /* full reductions: the input is cut into this many parts */
+    char *partials;             /* ... whose accs live here, one per part */
+} reduce_job;
+
+typedef union {
+    arg_acc_F arg;
+    var_acc var;
+    lse_acc lse;
+    double bytes[4];
+} acc_slot;
+
+/* Units [begin, end) of the driver: unit u is outer kept index u / nblocks, outputs
+   [j0, j0 + blk) along the last kept dimension with j0 = (u % nblocks) * blk. Each unit writes
+   only its own outputs, and each output is folded in the same order whatever blk is, so the
+   split never changes a result. */
+static void reduce_units(int64_t begin, int64_t end, void *arg) {
+    const reduce_job *job = arg;
+    const reduce_impl *impl = job->impl;
+    acc_slot acc_storage[CHUNK];
+    char *accs = (char *)acc_storage;
+    int64_t kidx[TT_MAX_DIMS] = {0};
+    char *kptr[3] = {job->x, job->out, job->out2};
+    int64_t outer = begin / job->nblocks, block = begin % job->nblocks;
+    for (int d = job->nouter - 1; d >= 0; d--) {
+        kidx[d] = outer % job->kept->size[d];
+        outer /= job->kept->size[d];
+        for (int q = 0; q < job->nptr; q++) {
+            kptr[q] += kidx[d] * job->kept->stride[q][d];
+        }
+    }
+    const dimset *red = job->red;
+    for (int64_t u = begin; u < end; u++) {
+        const int64_t j0 = block * job->blk;
+        const int64_t c = job->m - j0 < job->blk ? job->m - j0 : job->blk;
+        const char *xbase = kptr[0] + j0 * job->kx;
+        impl->init(accs, c);
+        if (job->count > 0 && job->columns) {
+            int64_t ridx[TT_MAX_DIMS] = {0};
+            char *rptr[1] = {(char *)xbase};
+            int64_t q = 0;
+            do {
+                impl->vec(accs, rptr[0], c, job->kx, q++, job->param);
+            } while (odometer_next(red, red->n, ridx, rptr, 1));
+        } else if (job->count > 0) {
+            for (int64_t j = 0; j < c; j++) {
+                int64_t ridx[TT_MAX_DIMS] = {0};
+                char *rptr[1] = {(char *)xbase + j * job->kx};
+                int64_t q = 0;
+                do {
+                    impl->row(accs + (size_t)j * impl->acc_size, rptr[0], job->row_n, job->row_s, q * job->row_n,
+                              job->param);
+                    q++;
+                } while (odometer_next(red, red->n > 0 ? red->n - 1 : 0, ridx, rptr, 1));
+            }
+        }
+        impl->store(accs, c, kptr[1] + j0 * job->ko, job->ko, job->out2 != NULL ? kptr[2] + j0 * job->ko2 : NULL,
+                    job->ko2, job->count, job->param);
+        if (++block == job->nblocks) {
+            block = 0;
+            odometer_next(job->kept, job->nouter, kidx, kptr, job->nptr);
+        }
+    }
+}
+
+/* Parts [begin, end) of a full reduction: part p folds the elements [p * count / P,
+   (p + 1) * count / P) of the reduced dimensions' order into its own acc. */
+static void reduce_parts(int64_t begin, int64_t end, void *arg) {
+    const reduce_job *job = arg;
+    const dimset *red = job->red;
+    const int inner = red->n - 1;
+    for (int64_t p = begin; p < end; p++) {
+        void *acc = job->partials + (size_t)p * job->impl->acc_size;
+        job->impl->init(acc, 1);
+        const int64_t lo = (int64_t)((__int128)job->count * p / job->npartials);
+        const int64_t hi = (int64_t)((__int128)job->count * (p + 1) / job->npartials);
+        int64_t ridx[TT_MAX_DIMS] = {0};
+        char *rptr[1] = {job->x};
+        int64_t row = lo / job->row_n, offset = lo % job->row_n;
+        for (int d = inner - 1; d >= 0; d--) {
+            ridx[d] = row % red->size[d];
+            row /= red->size[d];
+            rptr[0] += ridx[d] * red->stride[0][d];
+        }
+        for (int64_t at = lo; at < hi;) {
+            const int64_t n = job->row_n - offset < hi - at ? job->row_n - offset : hi - at;
+            job->impl->row(acc, rptr[0] + offset * job->row_s, n, job->row_s, at, job->param);
+            at += n;
+            offset = 0;
+            odometer_next(red, inner, ridx, rptr, 1);
+        }
+    }
+}
+
+/* A reduction to one value over many elements: a fixed number of parts (it depends on the
+   element count only, never on the thread count) reduced on the threads, then merged in order
+   on the calling thread. The result is therefore the same at any thread count. */
+static tt_status reduce_full(reduce_job *job) {
+    acc_slot parts[MAX_PARTIALS];
+    int64_t n = job->count / PARTIAL_BLOCK;
+    job->npartials = n < MAX_PARTIALS ? n : MAX_PARTIALS;
+    job->partials = (char *)parts;
+    tt_parallel_for(job->npartials, 1, reduce_parts, job);
+    for (int64_t p = 1; p < job->npartials; p++) {
+        job->impl->merge(job->partials, job->partials + (size_t)p * job->impl->acc_size);
+    }
+    job->impl->store(job->partials, 1, job->out, 0, job->out2, 0, job->count, job->param);
+    return TT_OK;
+}
+
 tt_status tt_reduce(int op, int ndim, const int64_t *shape,
                     uintptr_t x, const int64_t *x_strides, int dtype,
                     uint64_t reduce_mask, double param,
@@ -663,50 +825,41 @@ tt_status tt_reduce(int op, int ndim, const int64_t *shape,
     dimset_merge(&kept, 3);
 
     /* Loop B (columns) when a kept dimension is the most contiguous one. */
-    const int columns = kept.n > 0 && (red.n == 0 || kept.stride[0][kept.n - 1] < red.stride[0][red.n - 1]);
-    const int64_t m = kept.n > 0 ? kept.size[kept.n - 1] : 1;
-    const int64_t kx = kept.n > 0 ? kept.stride[0][kept.n - 1] : 0;
-    const int64_t ko = kept.n > 0 ? kept.stride[1][kept.n - 1] : 0;
-    const int64_t ko2 = kept.n > 0 ? kept.stride[2][kept.n - 1] : 0;
-    const int nouter = kept.n > 0 ? kept.n - 1 : 0;
-    const int64_t row_n = red.n > 0 ? red.size[red.n - 1] : 1;
-    const int64_t row_s = red.n > 0 ? red.stride[0][red.n - 1] : 0;
+    reduce_job job;
+    job.impl = impl;
+    job.kept = &kept;
+    job.red = &red;
+    job.x = (char *)x;
+    job.out = (char *)out;
+    job.out2 = has_out2 ? (char *)out2 : NULL;
+    job.nptr = has_out2 ? 3 : 2;
+    job.columns = kept.n > 0 && (red.n == 0 || kept.stride[0][kept.n - 1] < red.stride[0][red.n - 1]);
+    job.m = kept.n > 0 ? kept.size[kept.n - 1] : 1;
+    job.kx = kept.n > 0 ? kept.stride[0][kept.n - 1] : 0;
+    job.ko = kept.n > 0 ? kept.stride[1][kept.n - 1] : 0;
+    job.ko2 = kept.n > 0 ? kept.stride[2][kept.n - 1] : 0;
+    job.nouter = kept.n > 0 ? kept.n - 1 : 0;
+    job.row_n = red.n > 0 ? red.size[red.n - 1] : 1;
+    job.row_s = red.n > 0 ? red.stride[0][red.n - 1] : 0;
+    job.count = count;
+    job.param = param;
+    /* Up to 16 units along the last kept dimension (so that a few long output lines still
+       spread over the threads), each of 64 to CHUNK outputs. */
+    job.blk = (job.m + 15) / 16;
+    job.blk = job.blk < 64 ? 64 : job.blk > CHUNK ? CHUNK : (job.blk + 15) & ~(int64_t)15;
+    job.nblocks = (job.m - 1) / job.blk + 1;
+    job.npartials = 0;
 
-    union {
-        arg_acc_F arg;
-        var_acc var;
-        lse_acc lse;
-        double bytes[4];
-    } acc_storage[CHUNK];
-    char *accs = (char *)acc_storage;
-    int64_t kidx[TT_MAX_DIMS] = {0};
-    char *kptr[3] = {(char *)x, (char *)out, has_out2 ? (char *)out2 : NULL};
-    do {
-        for (int64_t j0 = 0; j0 < m; j0 += CHUNK) {
-            const int64_t c = m - j0 < CHUNK ? m - j0 : CHUNK;
-            const char *xbase = kptr[0] + j0 * kx;
-            impl->init(accs, c);
-            if (count > 0 && columns) {
-                int64_t ridx[TT_MAX_DIMS] = {0};
-                char *rptr[1] = {(char *)xbase};
-                int64_t q = 0;
-                do {
-                    impl->vec(accs, rptr[0], c, kx, q++, param);
-                } while (odometer_next(&red, red.n, ridx, rptr, 1));
-            } else if (count > 0) {
-                for (int64_t j = 0; j < c; j++) {
-                    int64_t ridx[TT_MAX_DIMS] = {0};
-                    char *rptr[1] = {(char *)xbase + j * kx};
-                    int64_t q = 0;
-                    do {
-                        impl->row(accs + (size_t)j * impl->acc_size, rptr[0], row_n, row_s, q * row_n, param);
-                        q++;
-                    } while (odometer_next(&red, red.n > 0 ? red.n - 1 : 0, ridx, rptr, 1));
-                }
-            }
-            impl->store(accs, c, kptr[1] + j0 * ko, ko, has_out2 ? kptr[2] + j0 * ko2 : NULL, ko2, count, param);
-        }
-    } while (odometer_next(&kept, nouter, kidx, kptr, has_out2 ? 3 : 2));
+    if (kept.n == 0 && count >= 2 * PARTIAL_BLOCK) {
+        return reduce_full(&job);
+    }
+    /* Units: (outer kept index, block of up to CHUNK outputs along the last kept dimension). */
+    int64_t units = job.nblocks;
+    for (int d = 0; d < job.nouter; d++) {
+        units *= kept.size[d];                  /* <= the output's element count: no overflow */
+    }
+    const int64_t per_unit = (job.m < job.blk ? job.m : job.blk) * (count > 1 ? count : 1);
+    tt_parallel_for(units, TT_ITER_GRAIN / per_unit + 1, reduce_units, &job);
     return TT_OK;
 }
 
@@ -876,7 +1029,21 @@ static void lines_row(char **data, const int64_t *strides, int64_t n, void *ctx)
     lc->fn(data[0], strides[0], lc->oe, data[1], strides[1], lc->xe, n, lc->L);
 }
 
-/* Run fn over every line along `dim`: tt_iter walks the other dimensions. */
+/* Lines are independent: a threaded run gives each chunk a range of lines (tt_iter's elements
+   over the other dimensions), and every line writes only its own output. */
+typedef struct lines_job {
+    const tt_iter *iter;
+    char *base[2];
+    lines_ctx *ctx;
+} lines_job;
+
+static void lines_chunk(int64_t begin, int64_t end, void *arg) {
+    const lines_job *job = arg;
+    tt_iter_run_range(job->iter, job->base, lines_row, job->ctx, begin, end);
+}
+
+/* Run fn over every line along `dim`: tt_iter walks the other dimensions, on several threads
+   when there is enough work. */
 static tt_status run_lines(lines_fn fn, int ndim, const int64_t *shape, uintptr_t x, const int64_t *x_strides,
                            int dtype, int dim, uintptr_t out, const int64_t *out_strides, int out_dtype) {
     if (ndim < 1 || ndim > TT_MAX_DIMS || dim < 0 || dim >= ndim) {
@@ -910,8 +1077,8 @@ static tt_status run_lines(lines_fn fn, int ndim, const int64_t *shape, uintptr_
         __builtin_mul_overflow(x_strides[dim], (int64_t)itemsizes[1], &ctx.xe)) {
         return TT_ERR_OVERFLOW;
     }
-    char *base[2] = {(char *)out, (char *)x};
-    tt_iter_run(&iter, base, lines_row, &ctx);
+    lines_job job = {&iter, {(char *)out, (char *)x}, &ctx};
+    tt_iter_parallel(&iter, TT_ITER_GRAIN / (shape[dim] > 0 ? shape[dim] : 1) + 1, 1, lines_chunk, &job);
     return TT_OK;
 }
 

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "strided_iter.h"
+#include "tt/kernels/parallel.h"
 
 #include "cpu_features.h"
 
@@ -328,4 +329,38 @@ void tt_iter_run_range(const tt_iter *iter, char *const *base, tt_row_fn row_fn,
 
 void tt_iter_run(const tt_iter *iter, char *const *base, tt_row_fn row_fn, void *ctx) {
     tt_iter_run_range(iter, base, row_fn, ctx, 0, iter->shape[0]);
+}
+
+typedef struct block_job {
+    tt_iter_chunk_fn fn;
+    void *ctx;
+    int64_t outer, block;
+} block_job;
+
+/* Units [begin, end) of `block` indices each become the dimension-0 range they cover. */
+static void run_blocks(int64_t begin, int64_t end, void *arg) {
+    const block_job *job = arg;
+    const int64_t last = end * job->block;
+    job->fn(begin * job->block, last < job->outer ? last : job->outer, job->ctx);
+}
+
+void tt_iter_parallel(const tt_iter *iter, int64_t grain, int64_t block, tt_iter_chunk_fn chunk_fn, void *ctx) {
+    if (iter->numel == 0) {
+        return;
+    }
+    const int64_t outer = iter->shape[0];
+    int shared_output = 0;
+    for (int d = 0; d < iter->ndim; d++) {
+        shared_output |= iter->strides[0][d] == 0 && iter->shape[d] > 1;
+    }
+    if (shared_output || iter->numel <= grain || outer < 2) {
+        chunk_fn(0, outer, ctx);
+        return;
+    }
+    const int64_t per_index = iter->numel / outer;              /* elements under one index of dim 0 */
+    const int64_t unit = iter->ndim == 1 && block > 1 ? block : 1;
+    const int64_t grain_indices = (grain + per_index - 1) / per_index;
+    const int64_t grain_units = (grain_indices + unit - 1) / unit;
+    block_job job = {chunk_fn, ctx, outer, unit};
+    tt_parallel_for((outer - 1) / unit + 1, grain_units < 1 ? 1 : grain_units, run_blocks, &job);
 }

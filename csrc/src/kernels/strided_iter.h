@@ -73,5 +73,19 @@ void tt_iter_run(const tt_iter *iter, char *const *base, tt_row_fn row_fn, void 
 void tt_iter_run_range(const tt_iter *iter, char *const *base, tt_row_fn row_fn, void *ctx, int64_t begin,
                        int64_t end);
 
+/* A piece of a threaded iteration: the indices [begin, end) of dimension 0, for tt_iter_run_range. */
+typedef void (*tt_iter_chunk_fn)(int64_t begin, int64_t end, void *ctx);
+
+/* Splits dimension 0 of the iteration into ranges of at least `grain` elements' worth and runs
+   chunk_fn on them through tt_parallel_for; chunk_fn passes its range to tt_iter_run_range. When
+   the iteration is one row (ndim == 1) every range but the last is a multiple of `block`
+   elements, so chunks start on aligned addresses. When operand 0 has a stride-0 dimension
+   (several elements write one address) it runs chunk_fn(0, shape[0]) on the calling thread
+   instead, so the last write still wins as in tt_iter_run. Borrows everything. */
+void tt_iter_parallel(const tt_iter *iter, int64_t grain, int64_t block, tt_iter_chunk_fn chunk_fn, void *ctx);
+
+/* Elements per chunk below which a kernel's region is not worth splitting: about 32K
+   elements (128 KB of float32), well above the cost of waking a worker. */
+#define TT_ITER_GRAIN 32768
 
 #endif /* TT_STRIDED_ITER_H */

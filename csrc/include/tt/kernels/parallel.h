@@ -17,6 +17,9 @@ typedef void (*tt_parallel_fn)(int64_t begin, int64_t end, void *ctx);
 /* Runs fn over [0, n) split into contiguous chunks of at least `grain` items, on at most
    tt_get_num_threads() threads, the calling thread among them; returns when every chunk is done.
    Small work (n <= grain) runs on the calling thread alone. A call made from inside a running
-   region runs serially on its thread (no nested parallelism). fn must not fail: a kernel that can
-   fail records its status in ctx. Borrows ctx. */
+   region runs serially on its thread (no nested parallelism), and so does a call made while
+   another thread's region occupies the pool (several callers never wait for each other). The
+   chunks depend only on n, grain and the thread count; threads claim them in any order, so fn
+   must let every chunk write only its own results. fn must not fail: a kernel that can fail
+   records its status in ctx. Borrows ctx. */
 void tt_parallel_for(int64_t n, int64_t grain, tt_parallel_fn fn, void *ctx);
