@@ -737,14 +737,8 @@ def _scan(fn: str, op: int, x: TensorImpl, dim: int, dtype: Any, out: TensorImpl
     return result
 
 
-def cumsum(input: Any, dim: Any = None, *, dtype: Any = None, axis: Any = None, out: Any = None) -> Any:
-    """Cumulative sum along ``dim`` (required); bool and integers give int64.
-
-    >>> import t_tensor as tt
-    >>> tt.cumsum(tt.tensor([[1, 2], [3, 4]], dtype=tt.int8), dim=0).tolist()
-    [[1, 2], [4, 6]]
-    """
-    fn = "cumsum"
+def _cumulative(fn: str, op: int, input: Any, dim: Any, dtype: Any, axis: Any, out: Any) -> Any:
+    """cumsum and cumprod: ``dim`` (or ``axis``) is required; integers and bool scan in int64."""
     dim = _alias(dim, axis, "dim", "axis", fn, None)
     if dim is None:
         raise TypeError(f"{fn}: missing the dim argument")
@@ -752,7 +746,17 @@ def cumsum(input: Any, dim: Any = None, *, dtype: Any = None, axis: Any = None, 
     if out is not None:
         _check_out(fn, out, x._shape)
         dtype = _out_dtype(fn, _dtype_arg(dtype, fn), out, x._dtype if x._dtype.is_floating_point else dtypes.int64)
-    return _scan(fn, lib.TT_SCAN_SUM, x, dim, dtype, out)
+    return _scan(fn, op, x, dim, dtype, out)
+
+
+def cumsum(input: Any, dim: Any = None, *, dtype: Any = None, axis: Any = None, out: Any = None) -> Any:
+    """Cumulative sum along ``dim`` (required); bool and integers give int64.
+
+    >>> import t_tensor as tt
+    >>> tt.cumsum(tt.tensor([[1, 2], [3, 4]], dtype=tt.int8), dim=0).tolist()
+    [[1, 2], [4, 6]]
+    """
+    return _cumulative("cumsum", lib.TT_SCAN_SUM, input, dim, dtype, axis, out)
 
 
 def cumprod(input: Any, dim: Any = None, *, dtype: Any = None, axis: Any = None, out: Any = None) -> Any:
@@ -762,15 +766,7 @@ def cumprod(input: Any, dim: Any = None, *, dtype: Any = None, axis: Any = None,
     >>> tt.cumprod(tt.tensor([1.0, 2.0, 3.0]), 0).tolist()
     [1.0, 2.0, 6.0]
     """
-    fn = "cumprod"
-    dim = _alias(dim, axis, "dim", "axis", fn, None)
-    if dim is None:
-        raise TypeError(f"{fn}: missing the dim argument")
-    x = _tensor(input, fn)
-    if out is not None:
-        _check_out(fn, out, x._shape)
-        dtype = _out_dtype(fn, _dtype_arg(dtype, fn), out, x._dtype if x._dtype.is_floating_point else dtypes.int64)
-    return _scan(fn, lib.TT_SCAN_PROD, x, dim, dtype, out)
+    return _cumulative("cumprod", lib.TT_SCAN_PROD, input, dim, dtype, axis, out)
 
 
 def cumulative_sum(x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False) -> Any:
