@@ -185,16 +185,7 @@ static inline double lse_result(lse_acc a) { return (isinf(a.m) || isnan(a.m)) ?
 /* Product family. */
 #define PROD_INIT(a) ((a) = 1)
 #define PROD_UPD_I(a, v, i, p) ((a) *= (uint64_t)(v))
-/* A float product rounds each partial product to the input's precision (p = its itemsize, set by
-   tt_reduce), as PyTorch accumulates it: float16 overflows to inf at 65504, so [300, 300, 0]
-   gives inf * 0 = NaN, not the 0 that a double accumulator would give. */
-static inline double prod_round(double x, double itemsize) {
-    if (itemsize == 2) {
-        return (double)tt_half_to_float(tt_float_to_half((float)x));
-    }
-    return itemsize == 4 ? (double)(float)x : x;
-}
-#define PROD_UPD_F(a, v, i, p) ((a) = prod_round((a) * (v), p))
+#define PROD_UPD_F(a, v, i, p) ((a) *= (v))
 #define PROD_STORE_I(T, ST, o, a) OUT_INT64(T, ST, o, a)
 #define PROD_STORE_F(T, ST, o, a) OUT_SAME(T, ST, o, a)
 
@@ -766,9 +757,6 @@ tt_status tt_reduce(int op, int ndim, const int64_t *shape,
         return TT_ERR_UNSUPPORTED_DTYPE;
     }
     const reduce_impl *impl = &reduce_table[op][dtype];
-    if (op == TT_RED_PROD) {
-        param = (double)tt_dtype_itemsize(dtype);    /* the precision products round to */
-    }
     const int is_arg = op == TT_RED_ARGMAX || op == TT_RED_ARGMIN;
     const int64_t isz = (int64_t)tt_dtype_itemsize(dtype);
     const int64_t osz = (int64_t)tt_dtype_itemsize(reduce_out_dtype(op, dtype));

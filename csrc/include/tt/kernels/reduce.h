@@ -35,9 +35,7 @@ typedef enum tt_reduce_op {
 /* Reduce x (of `dtype`, `shape`, strides in elements) over the dimensions whose bit is set in
    `reduce_mask` (bit d = dimension d). out (and out2 for ARGMAX/ARGMIN values) are given with
    `ndim` strides over the same shape, 0 on the reduced dimensions (so keepdim or not is only a
-   matter of the caller's view). Every output element is written once. PROD of floats rounds each
-   partial product to the input dtype's precision, as PyTorch (its `param` is ignored). Borrows
-   everything. */
+   matter of the caller's view). Every output element is written once. Borrows everything. */
 tt_status tt_reduce(int op, int ndim, const int64_t *shape,
                     uintptr_t x, const int64_t *x_strides, int dtype,
                     uint64_t reduce_mask, double param,
