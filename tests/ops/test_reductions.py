@@ -160,9 +160,20 @@ def test_mean_matches_torch(dtype, case):
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(case=cases())
 def test_prod_matches_torch(dtype, case):
-    """torch.prod takes one int dim; several dims are compared with successive products."""
-    run(case, dtype, lambda x: tt.prod(x, case["dim"], case["keepdim"]),
-        lambda x: torch_seq("prod", x, case["dim"], case["keepdim"]))
+    """torch.prod takes one int dim; several dims are compared with successive products. float16
+    data is scaled into [-1, 1]: torch's float16 product can overflow to inf in a partial product
+    and then give NaN at a later zero (inf * 0) where t_tensor's double accumulator gives 0, a
+    documented difference (docs/reductions.md), not what this test is about."""
+    scale = 3.0 if dtype is tt.float16 else 1.0
+    run(case, dtype, lambda x: tt.prod(x / scale if scale != 1 else x, case["dim"], case["keepdim"]),
+        lambda x: torch_seq("prod", x / scale if scale != 1 else x, case["dim"], case["keepdim"]))
+
+
+def test_float16_prod_accumulates_in_double():
+    # the documented difference: torch.prod of float16 [300, 300, 0] is NaN (300 * 300 overflows
+    # float16 before the zero); t_tensor multiplies in double and rounds once
+    assert tt.prod(tt.tensor([300.0, 300.0, 0.0], dtype=tt.float16)).item() == 0.0
+    assert tt.prod(tt.tensor([300.0, 300.0, 1e-3], dtype=tt.float16)).item() == pytest.approx(90.0, rel=1e-3)
 
 
 @pytest.mark.parametrize("name", ["sum", "nansum", "mean", "nanmean"])
