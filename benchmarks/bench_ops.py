@@ -9,7 +9,7 @@ Four groups, each row timed in all three libraries in the same process and print
 * indexing, sorting, matmul and convolution (milliseconds per call).
 
 Run by hand: ``python benchmarks/bench_ops.py [--quick] [--only GROUP]``. torch runs with one
-thread, like t_tensor's kernels (threads come with the speed issue). Every row first checks that
+thread, t_tensor with its default thread count (``benchmarks/bench_speed.py --threads`` sets both). Every row first checks that
 t_tensor's result equals NumPy's (or torch's) so that a fast wrong kernel cannot look good.
 """
 
@@ -275,7 +275,7 @@ def main() -> None:
         run_rows("reductions", "GB/s", reduction_rows(n), 3, repeat, higher_is_better=True)
     if "other" in wanted:
         run_rows("per call", "ms", other_rows(), 3, repeat, higher_is_better=False)
-    print("\ntorch runs with 1 thread; t_tensor's kernels are single-threaded until the speed issue.")
+    print(f"\ntorch runs with 1 thread; t_tensor with {tt.get_num_threads()} (tt.set_num_threads to change it).")
 
 
 if __name__ == "__main__":
