@@ -9,8 +9,9 @@ Four groups, each row timed in all three libraries in the same process and print
 * indexing, sorting, matmul and convolution (milliseconds per call).
 
 Run by hand: ``python benchmarks/bench_ops.py [--quick] [--only GROUP]``. torch runs with one
-thread, t_tensor with its default thread count (``benchmarks/bench_speed.py --threads`` sets both). Every row first checks that
-t_tensor's result equals NumPy's (or torch's) so that a fast wrong kernel cannot look good.
+thread, t_tensor with its default thread count (``benchmarks/bench_speed.py --threads`` sets
+both). Every row first checks that t_tensor's result equals NumPy's (or torch's) so that a fast
+wrong kernel cannot look good.
 """
 
 from __future__ import annotations
