@@ -42,7 +42,7 @@ from t_tensor import dtypes
 from t_tensor import strides as S
 from t_tensor._capi import check, lib
 from t_tensor.dtypes import DType
-from t_tensor.tensor_impl import TensorImpl
+from t_tensor.tensor_impl import TensorImpl, expect_tensor
 
 __all__ = [
     "sum", "nansum", "mean", "nanmean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
@@ -65,10 +65,7 @@ class ValuesIndices(NamedTuple):
 # ---------------------------------------------------------------------- shared steps
 
 
-def _tensor(x: Any, fn: str) -> TensorImpl:
-    if not isinstance(x, TensorImpl):
-        raise TypeError(f"{fn}: expected a Tensor, got {type(x).__name__}")
-    return x
+_tensor = expect_tensor  # the shared check, under this module's short name
 
 
 def _alias(value: Any, alias: Any, name: str, alias_name: str, fn: str, default: Any) -> Any:

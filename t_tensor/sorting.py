@@ -35,7 +35,7 @@ from t_tensor import dtypes
 from t_tensor import strides as S
 from t_tensor._capi import check, ffi, lib
 from t_tensor.elementwise import _as_input, _operand
-from t_tensor.tensor_impl import TensorImpl
+from t_tensor.tensor_impl import TensorImpl, expect_tensor
 
 __all__ = [
     "sort", "argsort", "topk", "kthvalue", "searchsorted",
@@ -91,10 +91,7 @@ class UniqueInverseResult(NamedTuple):
 # ---------------------------------------------------------------------- shared steps
 
 
-def _tensor(x: Any, fn: str) -> TensorImpl:
-    if not isinstance(x, TensorImpl):
-        raise TypeError(f"{fn}: expected a Tensor, got {type(x).__name__}")
-    return x
+_tensor = expect_tensor  # the shared check, under this module's short name
 
 
 def _alias(value: Any, alias: Any, fn: str, names: tuple[str, str] = ("dim", "axis"), default: Any = -1) -> Any:

@@ -173,3 +173,10 @@ class TensorImpl:
     def is_shared_with(self, other: TensorImpl) -> bool:
         """True when both tensors view the same storage."""
         return self._storage._ptr == other._storage._ptr
+
+
+def expect_tensor(x: object, fn: str) -> TensorImpl:
+    """``x`` itself when it is a tensor; else the TypeError every op family raises, naming ``fn``."""
+    if not isinstance(x, TensorImpl):
+        raise TypeError(f"{fn}: expected a Tensor, got {type(x).__name__}")
+    return x
