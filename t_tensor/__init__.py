@@ -13,7 +13,7 @@ here explicitly.
 """
 
 # array API standard
-from t_tensor import linalg, nn  # the tt.linalg namespace; tt.nn.functional (convolution)
+from t_tensor import autograd, linalg, nn  # namespaces: tt.autograd, tt.linalg, tt.nn
 from t_tensor.array_api import (
     __array_api_version__,
     __array_namespace_info__,
@@ -37,6 +37,8 @@ from t_tensor.array_api import (
     real,
     subtract,
 )
+from t_tensor.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from t_tensor.autograd import functions as _autograd_functions  # noqa: F401  (registers the primitives)
 from t_tensor.creation import (
     arange,
     as_tensor,
@@ -351,6 +353,12 @@ from t_tensor.views import (
 __version__ = "0.1.0"
 
 __all__ = [
+    # autograd
+    "autograd",
+    "enable_grad",
+    "is_grad_enabled",
+    "no_grad",
+    "set_grad_enabled",
     # tensors and storage
     "Tensor",
     "Storage",

@@ -11,7 +11,10 @@ Python ints give int64, and bools give bool.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -88,9 +91,25 @@ def _scalar_dtype(value: Any) -> DType:
     return dtypes.get_default_dtype()
 
 
+def _accepts_requires_grad(function: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """Give a creation function PyTorch's ``requires_grad=`` keyword: the new tensor becomes a
+    leaf that autograd tracks (floating point dtypes only)."""
+
+    @functools.wraps(function)
+    def create(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+        result = function(*args, **kwargs)
+        return result.requires_grad_(requires_grad) if requires_grad else result
+
+    signature = inspect.signature(function)
+    keyword = inspect.Parameter("requires_grad", inspect.Parameter.KEYWORD_ONLY, default=False, annotation="bool")
+    create.__signature__ = signature.replace(parameters=[*signature.parameters.values(), keyword])  # type: ignore
+    return create
+
+
 # ---------------------------------------------------------------------- filled tensors
 
 
+@_accepts_requires_grad
 def empty(*size: Any, shape: Any = None, dtype: Any = None, device: Any = None) -> Tensor:
     """A tensor with uninitialized memory (whatever the cached block held).
 
@@ -105,6 +124,7 @@ def empty(*size: Any, shape: Any = None, dtype: Any = None, device: Any = None) 
     return Tensor._empty(_shape(size, shape, "empty"), _dtype(dtype, dtypes.get_default_dtype(), "empty"))
 
 
+@_accepts_requires_grad
 def zeros(*size: Any, shape: Any = None, dtype: Any = None, device: Any = None) -> Tensor:
     """A tensor of zeros.
 
@@ -122,6 +142,7 @@ def zeros(*size: Any, shape: Any = None, dtype: Any = None, device: Any = None) 
     return wrap_new(Tensor, ptr, shape, contiguous_strides_of_valid_shape(shape), target)
 
 
+@_accepts_requires_grad
 def ones(*size: Any, shape: Any = None, dtype: Any = None, device: Any = None) -> Tensor:
     """A tensor of ones.
 
@@ -145,6 +166,7 @@ class _Required:
 _REQUIRED: Any = _Required()
 
 
+@_accepts_requires_grad
 def full(shape: Any = _REQUIRED, fill_value: Any = _REQUIRED, *, dtype: Any = None, device: Any = None,
          size: Any = _REQUIRED) -> Tensor:
     """A tensor with every element ``fill_value``; the dtype follows the value unless given.
@@ -170,24 +192,28 @@ def full(shape: Any = _REQUIRED, fill_value: Any = _REQUIRED, *, dtype: Any = No
         raise type(error)(str(error).replace("fill_:", "full:", 1)) from None
 
 
+@_accepts_requires_grad
 def empty_like(x: Tensor, *, dtype: Any = None, device: Any = None) -> Tensor:
     """An uninitialized tensor with ``x``'s shape (and dtype, unless given)."""
     check_device(device, "empty_like")
     return empty(x.shape, dtype=_dtype(dtype, x.dtype, "empty_like"))
 
 
+@_accepts_requires_grad
 def zeros_like(x: Tensor, *, dtype: Any = None, device: Any = None) -> Tensor:
     """Zeros with ``x``'s shape and dtype."""
     check_device(device, "zeros_like")
     return zeros(x.shape, dtype=_dtype(dtype, x.dtype, "zeros_like"))
 
 
+@_accepts_requires_grad
 def ones_like(x: Tensor, *, dtype: Any = None, device: Any = None) -> Tensor:
     """Ones with ``x``'s shape and dtype."""
     check_device(device, "ones_like")
     return ones(x.shape, dtype=_dtype(dtype, x.dtype, "ones_like"))
 
 
+@_accepts_requires_grad
 def full_like(x: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     """``fill_value`` everywhere, with ``x``'s shape and dtype."""
     check_device(device, "full_like")
@@ -244,6 +270,7 @@ def _from_flat_list(data: list, target: DType | None) -> Tensor | None:
     return wrap_new(Tensor, ptr, shape, (1,), dtype)
 
 
+@_accepts_requires_grad
 def tensor(data: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, NumPy arrays, tensors).
 
@@ -258,7 +285,7 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
         if result is not None:
             return result
     if isinstance(data, Tensor):
-        return data.to(target or data.dtype, copy=True)
+        return data.detach().to(target or data.dtype, copy=True)
     from_numpy = isinstance(data, (np.ndarray, np.generic))
     try:
         array = np.asarray(data)
@@ -327,6 +354,7 @@ def _from_values(values: np.ndarray, target: DType) -> Tensor:
     return result
 
 
+@_accepts_requires_grad
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
            stop: Any = None) -> Tensor:
     """Values from ``start`` up to (not including) ``end`` in steps of ``step``.
@@ -364,6 +392,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
     return _from_values(values, target)
 
 
+@_accepts_requires_grad
 def linspace(start: Any, end: Any, steps: Any = _REQUIRED, *, dtype: Any = None, device: Any = None,
              endpoint: bool = True, num: Any = _REQUIRED) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end``, both included.
@@ -399,6 +428,7 @@ def linspace(start: Any, end: Any, steps: Any = _REQUIRED, *, dtype: Any = None,
     return _from_values(values[:count], target)
 
 
+@_accepts_requires_grad
 def eye(n: int, m: int | None = None, *, k: int = 0, dtype: Any = None, device: Any = None) -> Tensor:
     """An n x m matrix with ones on the diagonal ``k`` (0: the main one, > 0: above, < 0: below).
 
@@ -440,6 +470,7 @@ def _random_float(fill, size: tuple, generator: Generator | None, dtype: Any, fn
     return result
 
 
+@_accepts_requires_grad
 def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None) -> Tensor:
     """Uniform random numbers in [0, 1).
 
@@ -452,6 +483,7 @@ def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, devi
     return _random_float(lib.tt_random_uniform, size, generator, dtype, "rand", 0.0, 1.0)
 
 
+@_accepts_requires_grad
 def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None) -> Tensor:
     """Standard normal random numbers (mean 0, standard deviation 1).
 
@@ -502,11 +534,13 @@ def randint(*args: Any, size: Any = None, generator: Generator | None = None, dt
     return result
 
 
+@_accepts_requires_grad
 def rand_like(x: Tensor, *, dtype: Any = None, generator: Generator | None = None) -> Tensor:
     """:func:`rand` with ``x``'s shape and dtype."""
     return rand(x.shape, generator=generator, dtype=_dtype(dtype, x.dtype, "rand_like"))
 
 
+@_accepts_requires_grad
 def randn_like(x: Tensor, *, dtype: Any = None, generator: Generator | None = None) -> Tensor:
     """:func:`randn` with ``x``'s shape and dtype."""
     return randn(x.shape, generator=generator, dtype=_dtype(dtype, x.dtype, "randn_like"))

@@ -32,6 +32,8 @@ import numpy as np
 from t_tensor import dtypes
 from t_tensor import strides as S
 from t_tensor._capi import check, lib
+from t_tensor.autograd.grad_mode import STATE as _GRAD
+from t_tensor.autograd.graph import bump_version
 from t_tensor.dtypes import DType
 from t_tensor.tensor_impl import TensorImpl, wrap_new
 
@@ -234,6 +236,7 @@ def _output(fn: str, shape: tuple[int, ...], dtype: DType, out: Any, template: T
     if not dtypes.can_cast(dtype, out._dtype):
         raise RuntimeError(f"{fn}: result type {dtype.name} can't be cast to the desired output type {out._dtype.name}")
     out._check_writable(fn)
+    bump_version(out)  # an in-place write: autograd's saved copies of `out` are now stale
     if out._dtype is dtype and all(_aliases_safely(out, t, s) for t, s in inputs):
         return out, None
     return type(template)._empty(shape, dtype, fn), out
@@ -306,7 +309,7 @@ def _fast_scalar(fn: str, a: Any, b: Any):
         is_int, s_int, s_float = 1, number, 0.0
     else:
         return None
-    if entry is None or not (tensor._dense or tensor._is_dense()):
+    if entry is None or tensor._ag is not None or not (tensor._dense or tensor._is_dense()):
         return None
     ptr = _binary_scalar_new(entry[0], _prod(tensor._shape), tensor._storage._data + tensor._offset * dtype.itemsize,
                              s_int, s_float, is_int, first, dtype.code, entry[1].code)
@@ -319,9 +322,9 @@ def binary(fn: str, a: Any, b: Any, out: Any = None) -> Any:
         if type(a) is type(b) and isinstance(a, TensorImpl):
             # The fast path for two tensors (see above), inlined: it is the commonest call.
             dtype = a._dtype
-            if b._dtype is dtype and a._shape == b._shape and (a._dense or a._is_dense()) and (
-                b._dense or b._is_dense()
-            ):
+            if b._dtype is dtype and a._shape == b._shape and a._ag is b._ag is None and (
+                a._dense or a._is_dense()
+            ) and (b._dense or b._is_dense()):
                 entry = _FAST_BINARY[fn][dtype.code]
                 if entry is not None:
                     ptr = _binary_new(entry[0], _prod(a._shape), a._storage._data + a._offset * dtype.itemsize,
@@ -332,6 +335,8 @@ def binary(fn: str, a: Any, b: Any, out: Any = None) -> Any:
             result = _fast_scalar(fn, a, b)
             if result is not None:
                 return result
+    if _GRAD.enabled and (_requires_grad(a) or _requires_grad(b)):
+        return _autograd_functions().binary(fn, a, b, out)
     op = _BINARY[fn]
     a, b = _operand(a, fn), _operand(b, fn)
     template = a if isinstance(a, TensorImpl) else b
@@ -362,6 +367,18 @@ def binary(fn: str, a: Any, b: Any, out: Any = None) -> Any:
     return result if copy_to is None else copy_to.copy_(result)
 
 
+def _requires_grad(value: Any) -> bool:
+    meta = getattr(value, "_ag", None)
+    return meta is not None and meta.requires_grad
+
+
+def _autograd_functions():
+    """The elementwise primitives of autograd (imported late: they import this module)."""
+    from t_tensor.autograd.functions import elementwise
+
+    return elementwise
+
+
 def _is_bool(value: Any) -> bool:
     return type(value) is bool or (isinstance(value, TensorImpl) and value._dtype is dtypes.bool)
 
@@ -381,7 +398,7 @@ def _scaled(fn: str, input: Any, other: Any, alpha: Any) -> Any:
 def unary(fn: str, x: Any, out: Any = None, params: tuple[float, float] = (0.0, 0.0), name: str = "") -> Any:
     """Run the unary op `fn` ("exp", "isnan", ...) with promotion and optional `out`; `params` go to
     the ops of ``tt_unary_param``. `name` (default `fn`) is the function errors are reported as."""
-    if out is None and isinstance(x, TensorImpl) and (x._dense or x._is_dense()):
+    if out is None and isinstance(x, TensorImpl) and x._ag is None and (x._dense or x._is_dense()):
         dtype = x._dtype
         entry = _FAST_UNARY[fn][dtype.code]
         if entry is not None:
@@ -389,6 +406,8 @@ def unary(fn: str, x: Any, out: Any = None, params: tuple[float, float] = (0.0, 
                              entry[1].code)
             if ptr:
                 return wrap_new(type(x), ptr, x._shape, x._strides, entry[1])
+    if _GRAD.enabled and _requires_grad(x):
+        return _autograd_functions().unary(fn, x, out, params, name)
     op = _UNARY[fn]
     fn = name or fn
     if not isinstance(x, TensorImpl):
@@ -440,6 +459,8 @@ def _broadcast_inputs(fn: str, values: list, in_dtypes: list[DType], template: T
 def ternary(fn: str, code: int, a: Any, b: Any, c: Any, a_dtype: DType, dtype: DType, out: Any = None) -> Any:
     """Run ``tt_ternary`` (WHERE, CLAMP, LERP): `a` converted to `a_dtype`, `b` and `c` to `dtype`,
     all three broadcast; the result is of `dtype`. Python numbers must already be checked."""
+    if _GRAD.enabled and (_requires_grad(a) or _requires_grad(b) or _requires_grad(c)):
+        return _autograd_functions().ternary(fn, a, b, c, out)
     template = next(v for v in (a, b, c) if isinstance(v, TensorImpl))
     shape, inputs = _broadcast_inputs(fn, [a, b, c], [a_dtype, dtype, dtype], template)
     result, copy_to = _output(fn, shape, dtype, out, template, inputs)
@@ -782,7 +803,7 @@ def lerp(input: Any, end: Any, weight: Any, *, out: Any = None) -> Any:
     for name, value in (("end", end), ("weight", weight)):
         if isinstance(value, TensorImpl) and value._dtype is not dtype:
             raise RuntimeError(f"lerp: expected dtype {dtype.name} for `{name}` but got dtype {value._dtype.name}")
-    if isinstance(weight, TensorImpl):
+    if isinstance(weight, TensorImpl) or (_GRAD.enabled and (_requires_grad(input) or _requires_grad(end))):
         return ternary("lerp", lib.TT_LERP, input, end, weight, dtype, dtype, out)
     if dtype is not dtypes.float16:  # as where: PyTorch checks a float32 weight, not a float16 one
         _check_scalar_converts(weight, dtype, "lerp")

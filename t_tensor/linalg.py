@@ -31,6 +31,8 @@ import numpy as np
 from t_tensor import dtypes, manipulation, reductions
 from t_tensor import strides as S
 from t_tensor._capi import check, lib
+from t_tensor.autograd.function import FUNCTIONS
+from t_tensor.autograd.grad_mode import wants_grad
 from t_tensor.elementwise import binary
 from t_tensor.tensor_impl import TensorImpl
 
@@ -107,6 +109,8 @@ def _finish(fn: str, result: Any, out: Any) -> Any:
 def _matmul(a: Any, b: Any, fn: str) -> Any:
     """NumPy/PyTorch matmul rules: 1-D operands get a dim prepended (a) or appended (b) that the
     result drops again, and the batch dims (all but the last two) broadcast."""
+    if wants_grad(a, b):
+        return FUNCTIONS["Matmul"].apply(a, b, fn)
     da, db = a.ndim, b.ndim
     if da == 0 or db == 0:
         raise RuntimeError(f"{fn}: both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")

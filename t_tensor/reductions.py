@@ -41,6 +41,9 @@ from typing import Any, NamedTuple
 from t_tensor import dtypes
 from t_tensor import strides as S
 from t_tensor._capi import check, lib
+from t_tensor.autograd.function import FUNCTIONS
+from t_tensor.autograd.grad_mode import wants_grad
+from t_tensor.autograd.graph import bump_version
 from t_tensor.dtypes import DType
 from t_tensor.tensor_impl import TensorImpl, expect_tensor
 
@@ -115,6 +118,7 @@ def _check_out(fn: str, out: Any, shape: tuple[int, ...], dtype: DType | None = 
     if dtype is not None and out._dtype is not dtype:
         raise RuntimeError(f"{fn}: expected {name} to have dtype {dtype.name}, but got {out._dtype.name}")
     out._check_writable(fn)
+    bump_version(out)  # it is about to be written
     return out
 
 
@@ -182,6 +186,8 @@ def _check_nonempty(x: TensorImpl, dims: tuple[int, ...], all_dims: bool, fn: st
 
 def _sum_like(fn: str, op: int, input: Any, dim: Any, keepdim: Any, dtype: Any, axis: Any, keepdims: Any,
               out: Any = None):
+    if wants_grad(input):
+        return FUNCTIONS["Sum"].apply(input, fn, dim, keepdim, dtype, axis, keepdims, out)
     x = _tensor(input, fn)
     dims = _reduced_dims(x, _alias(dim, axis, "dim", "axis", fn, None), fn)
     keep = _alias(keepdim, keepdims, "keepdim", "keepdims", fn, False)
@@ -244,6 +250,8 @@ def mean(input: Any, dim: Any = None, keepdim: Any = None, *, dtype: Any = None,
     1.5
     """
     fn = "mean"
+    if wants_grad(input):
+        return FUNCTIONS["Mean"].apply(input, dim, keepdim, dtype, axis, keepdims, out)
     x = _tensor(input, fn)
     target = _out_dtype(fn, _dtype_arg(dtype, fn), out, x._dtype)
     if target is not None and not target.is_floating_point:

@@ -17,6 +17,11 @@ import numpy as np
 from t_tensor import dtypes, indexing
 from t_tensor import strides as S
 from t_tensor._capi import check, ffi, lib
+from t_tensor.autograd.function import FUNCTIONS
+from t_tensor.autograd.grad_mode import STATE as _GRAD
+from t_tensor.autograd.grad_mode import no_grad, wants_grad
+from t_tensor.autograd.graph import bump_version
+from t_tensor.autograd.tensor_methods import AutogradOps
 from t_tensor.dtypes import DType
 from t_tensor.elementwise import ElementwiseOps
 from t_tensor.indexing import IndexingOps
@@ -73,6 +78,19 @@ _SCALAR_TYPES = {
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
+def _full_like(x: Tensor, value: Any) -> Tensor:
+    from t_tensor.creation import full
+
+    return full(x._shape, value, dtype=x._dtype)
+
+
+def _broadcast_copy(src: Tensor, like: Tensor) -> Tensor:
+    """``src`` converted to ``like``'s dtype and broadcast to its shape, as a new tensor (what
+    copy_ writes, computed out of place so that autograd can record it)."""
+    converted = src.to(like._dtype)
+    return converted.expand(like._shape).clone() if converted._shape != like._shape else converted.clone()
+
+
 def _check_scalar_fits(value: Any, dtype: DType, fn: str) -> None:
     """PyTorch refuses to write a number an integer dtype cannot hold; so do we."""
     if dtype.kind not in "iu":
@@ -98,7 +116,8 @@ def _python_scalar(value: Any, fn: str) -> bool | int | float:
     raise TypeError(f"{fn}: expected a number, got {type(value).__name__}")
 
 
-class Tensor(ViewOps, ElementwiseOps, ManipulationOps, SortingOps, IndexingOps, LinalgOps, ReductionOps, TensorImpl):
+class Tensor(AutogradOps, ViewOps, ElementwiseOps, ManipulationOps, SortingOps, IndexingOps, LinalgOps, ReductionOps,
+             TensorImpl):
     """An n-dimensional array of one dtype over reference-counted storage.
 
     Make tensors with :func:`t_tensor.tensor`, :func:`t_tensor.zeros`, :func:`t_tensor.from_numpy`
@@ -178,6 +197,8 @@ class Tensor(ViewOps, ElementwiseOps, ManipulationOps, SortingOps, IndexingOps, 
 
     def _copy_as(self, dtype: DType, fn: str) -> Tensor:
         """A new contiguous tensor holding this one's values converted to ``dtype``."""
+        if self._ag is not None and _GRAD.enabled and self._ag.requires_grad:
+            return FUNCTIONS["Copy"].apply(self, dtype, fn)
         result = Tensor._empty(self._shape, dtype, fn)
         copy_into(result, self, self._shape, self._strides)
         return result
@@ -245,12 +266,15 @@ class Tensor(ViewOps, ElementwiseOps, ManipulationOps, SortingOps, IndexingOps, 
 
         if not isinstance(src, Tensor):
             src = make_tensor(src)
+        if wants_grad(self, src):
+            return FUNCTIONS["apply_inplace"](self, lambda old: _broadcast_copy(src, self), "copy_", False)
         self._check_writable("copy_")
         src_strides = S.expand_strides(src._shape, src._strides, self._shape, fn="copy_")
         if self._overlaps(src):
             src = src.clone()  # reading while writing the same bytes would see half-written data
             src_strides = S.expand_strides(src._shape, src._strides, self._shape, fn="copy_")
         copy_into(self, src, self._shape, src_strides)
+        bump_version(self)
         return self
 
     def fill_(self, value: Any) -> Tensor:
@@ -260,6 +284,10 @@ class Tensor(ViewOps, ElementwiseOps, ManipulationOps, SortingOps, IndexingOps, 
         >>> tt.empty(3, dtype=tt.int32).fill_(7).tolist()
         [7, 7, 7]
         """
+        if isinstance(value, Tensor) and wants_grad(self, value):
+            return self.copy_(value.reshape(()) if value.numel() == 1 else value)
+        if wants_grad(self):
+            return FUNCTIONS["apply_inplace"](self, lambda old: _full_like(old, value), "fill_", False)
         scalar = _python_scalar(value, "fill_")
         _check_scalar_fits(scalar, self._dtype, "fill_")
         self._check_writable("fill_")
@@ -278,6 +306,7 @@ class Tensor(ViewOps, ElementwiseOps, ManipulationOps, SortingOps, IndexingOps, 
             src_dtype.code, self.data_ptr(), self._strides, self._dtype.code,
         )
         check(status, "fill_")
+        bump_version(self)
         return self
 
     def zero_(self) -> Tensor:
@@ -334,6 +363,15 @@ class Tensor(ViewOps, ElementwiseOps, ManipulationOps, SortingOps, IndexingOps, 
         """
         if indexing.is_advanced(key):
             indexing.setitem(self, key, value)
+            return
+        if wants_grad(value) and not self.requires_grad:
+            # A tensor without grad receives values that have one: it joins the graph, its history
+            # being "these values in this region" (PyTorch's CopySlices).
+            with no_grad():
+                self[key] = value
+                region = self[key]
+            geometry = (region._shape, region._strides, region._offset)
+            self._ag = FUNCTIONS["WriteView"].apply(self, value, geometry)._ag
             return
         target = self[key]
         if isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):

@@ -46,6 +46,7 @@ def wrap_new(cls: type, ptr, shape: tuple[int, ...], strides: tuple[int, ...], d
     result._offset = 0
     result._dtype = dtype
     result._dense = True
+    result._ag = None
     return result
 
 
@@ -55,7 +56,9 @@ class TensorImpl:
     # _dense caches whether the strides are exactly the contiguous (row-major) strides of the
     # shape: None until someone asks (views), True for fresh tensors. Shape and strides never
     # change after creation, so the answer never goes stale. The per-op fast paths read it.
-    __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype", "_dense")
+    # _ag is the autograd record (t_tensor.autograd.graph.AutogradMeta), None for a tensor that
+    # does not require grad: the fast paths test it with one `is None`.
+    __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype", "_dense", "_ag")
 
     _storage: Storage
     _shape: tuple[int, ...]
@@ -75,7 +78,20 @@ class TensorImpl:
         self._offset = offset
         self._dtype = dtype
         self._dense = None
+        self._ag = None
         return self
+
+    def _alias(self):
+        """Another tensor over the same memory with the same metadata and no autograd history."""
+        result = _new(type(self))
+        result._storage = self._storage.share()
+        result._shape = self._shape
+        result._strides = self._strides
+        result._offset = self._offset
+        result._dtype = self._dtype
+        result._dense = self._dense
+        result._ag = None
+        return result
 
     @classmethod
     def _empty(cls, shape: tuple[int, ...], dtype: DType, fn: str = "empty"):

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from t_tensor import strides as S
+from t_tensor.autograd import grad_mode
+from t_tensor.autograd.function import FUNCTIONS
 
 if TYPE_CHECKING:
     from t_tensor.tensor import Tensor
@@ -46,6 +48,7 @@ __all__ = [
 
 
 _new = object.__new__
+_GRAD = grad_mode.STATE
 _prod = math.prod
 _contiguous_strides = S.contiguous_strides_of_valid_shape
 
@@ -66,7 +69,10 @@ class ViewOps:
     __slots__ = ()
 
     def _view(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Tensor:
-        """A tensor over the same storage with new metadata (one more strong reference)."""
+        """A tensor over the same storage with new metadata (one more strong reference). Every
+        view is made here, so this is also where views join the autograd graph."""
+        if self._ag is not None and _GRAD.enabled and self._ag.requires_grad:
+            return FUNCTIONS["View"].make(self, shape, strides, offset)
         result = _new(type(self))  # TensorImpl._make, inlined: views are made on every index
         result._storage = self._storage.share()
         result._shape = shape
@@ -74,6 +80,7 @@ class ViewOps:
         result._offset = offset
         result._dtype = self._dtype
         result._dense = None
+        result._ag = None
         return result
 
     # ------------------------------------------------------------------ reshaping

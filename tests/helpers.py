@@ -144,3 +144,80 @@ def tolerance(dtype: torch.dtype) -> tuple[float, float]:
         torch.float32: (1e-6, 1e-5),
         torch.float64: (1e-12, 1e-12),
     }.get(dtype, (0.0, 0.0))
+
+
+# ---------------------------------------------------------------------- gradients
+
+
+def helper_test_grad(
+    inputs: Sequence[np.ndarray],
+    tt_fn: Callable[..., Any],
+    torch_fn: Callable[..., Any] | None = None,
+    *,
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+    grad_inputs: Sequence[bool] | None = None,
+    seed: int = 0,
+    create_graph: bool = False,
+) -> None:
+    """Run ``tt_fn`` and ``torch_fn`` (default: the same function) on the same values, with
+    requires_grad on the float inputs (or those ``grad_inputs`` selects), backpropagate the same
+    random output gradient through every float output, and compare values and input gradients.
+    With ``create_graph``, the gradients are differentiated again (their sum, weighted by a second
+    random tensor) and the second-order gradients compared too."""
+    rng = np.random.default_rng(seed)
+    grad_inputs = grad_inputs or [a.dtype.kind == "f" for a in inputs]
+    tt_in = [tt.tensor(a.copy(), requires_grad=bool(g)) for a, g in zip(inputs, grad_inputs, strict=False)]
+    th_in = [torch.tensor(a.copy(), requires_grad=bool(g)) for a, g in zip(inputs, grad_inputs, strict=False)]
+    tt_out = tt_fn(*tt_in)
+    th_out = (torch_fn or tt_fn)(*th_in)
+    tt_outs = list(tt_out) if isinstance(tt_out, (tuple, list)) else [tt_out]
+    th_outs = list(th_out) if isinstance(th_out, (tuple, list)) else [th_out]
+    assert len(tt_outs) == len(th_outs)
+    pairs = []
+    for got, expected in zip(tt_outs, th_outs, strict=False):
+        _compare(got, expected.detach(), atol, rtol, "torch")
+        if expected.requires_grad:
+            assert got.requires_grad, "the t_tensor output does not require grad, the torch one does"
+            seed_grad = rng.standard_normal(expected.shape).astype(expected.detach().numpy().dtype)
+            pairs.append((got, expected, seed_grad))
+    if not pairs:
+        return
+    chosen = [i for i, g in enumerate(grad_inputs) if g]
+    tt_grads = tt.autograd.grad([p[0] for p in pairs], [tt_in[i] for i in chosen],
+                                [tt.tensor(p[2]) for p in pairs], allow_unused=True, create_graph=create_graph)
+    th_grads = torch.autograd.grad([p[1] for p in pairs], [th_in[i] for i in chosen],
+                                   [torch.tensor(p[2]) for p in pairs], allow_unused=True, create_graph=create_graph)
+    for i, got, expected in zip(chosen, tt_grads, th_grads, strict=False):
+        if expected is None:
+            assert got is None or not np.any(np.asarray(got)), f"input {i}: torch gives no gradient"
+            continue
+        assert got is not None, f"input {i}: t_tensor gives no gradient, torch does"
+        assert got.shape == tuple(expected.shape), f"input {i}: gradient shape {got.shape} vs {tuple(expected.shape)}"
+        _compare(got, _materialized(expected), atol, rtol, "torch")
+    if not create_graph:
+        return
+    second = [(g, e) for g, e in zip(tt_grads, th_grads, strict=False) if e is not None and e.requires_grad]
+    if not second:
+        return
+    weights = [rng.standard_normal(e.shape).astype(e.detach().numpy().dtype) for _, e in second]
+    th_second = torch.autograd.grad([e for _, e in second], [th_in[i] for i in chosen],
+                                    [torch.tensor(w) for w in weights], allow_unused=True)
+    # A first-order gradient that does not depend on the inputs has no history here (torch may
+    # still give it one): its second derivative is zero.
+    tt_pairs = [(g, w) for (g, _), w in zip(second, weights, strict=False) if g.requires_grad]
+    tt_second = tt.autograd.grad([g for g, _ in tt_pairs], [tt_in[i] for i in chosen],
+                                 [tt.tensor(w) for _, w in tt_pairs], allow_unused=True) if tt_pairs else (
+        [None] * len(chosen))
+    for i, got, expected in zip(chosen, tt_second, th_second, strict=False):
+        if expected is None or got is None:
+            assert expected is None or not np.any(_materialized(expected).numpy()), (
+                f"input {i}: t_tensor gives no second-order gradient, torch a nonzero one")
+            assert got is None or not np.any(np.asarray(got)), f"input {i}: torch gives no second-order gradient"
+            continue
+        _compare(got, _materialized(expected), atol, rtol, "torch")
+
+
+def _materialized(tensor: torch.Tensor) -> torch.Tensor:
+    """A plain tensor (torch returns lazy ZeroTensors for some second derivatives)."""
+    return torch.tensor(tensor.detach().numpy(force=True))

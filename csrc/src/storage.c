@@ -44,6 +44,10 @@
 struct tt_storage {
     atomic_int_fast64_t use_count;
     atomic_int_fast64_t weak_count;
+    /* Bumped by every in-place write (autograd's check that a tensor saved for backward was not
+       modified). Relaxed: it orders nothing; a reader on another thread racing a writer gets
+       either value, which is all autograd needs (the two would race on the data anyway). */
+    atomic_int_fast64_t version;
     void *data;
     size_t nbytes;
     /* Exactly one of these two ways to free the data is used. */
@@ -62,6 +66,7 @@ static tt_status storage_create(tt_storage **out) {
     }
     atomic_init(&storage->use_count, 1);
     atomic_init(&storage->weak_count, 1); /* the extra weak reference owned by the strong ones */
+    atomic_init(&storage->version, 0);
     storage->data = NULL;
     storage->nbytes = 0;
     storage->allocator = NULL;
@@ -199,4 +204,12 @@ const char *tt_storage_allocator_name(const tt_storage *storage) {
 
 int64_t tt_storage_live_objects(void) {
     return (int64_t)atomic_load_explicit(&live_objects, memory_order_relaxed);
+}
+
+int64_t tt_storage_version(const tt_storage *storage) {
+    return (int64_t)atomic_load_explicit(&((tt_storage *)storage)->version, memory_order_relaxed);
+}
+
+int64_t tt_storage_bump_version(tt_storage *storage) {
+    return (int64_t)atomic_fetch_add_explicit(&storage->version, 1, memory_order_relaxed) + 1;
 }

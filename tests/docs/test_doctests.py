@@ -42,6 +42,12 @@ MODULES = [
     "t_tensor.printing",
     "t_tensor.array_api",
     "t_tensor._capi",
+    "t_tensor.autograd",
+    "t_tensor.autograd.grad_mode",
+    "t_tensor.autograd.function",
+    "t_tensor.autograd.engine",
+    "t_tensor.autograd.gradcheck",
+    "t_tensor.autograd.tensor_methods",
 ]
 
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE

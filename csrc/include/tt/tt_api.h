@@ -193,6 +193,12 @@ const char *tt_storage_allocator_name(const tt_storage *storage);
 /* Number of tt_storage objects alive in the process (created and not yet freed). */
 int64_t tt_storage_live_objects(void);
 
+/* The version counter shared by every tensor over this storage (borrows): 0 at creation,
+   bumped by each in-place write. Autograd records it when it saves a tensor for backward and
+   refuses to use the tensor if it changed. bump returns the new value. */
+int64_t tt_storage_version(const tt_storage *storage);
+int64_t tt_storage_bump_version(tt_storage *storage);
+
 /* ------------------------------------------------------------------ kernels: copy */
 
 /* Largest number of dimensions a kernel accepts. */

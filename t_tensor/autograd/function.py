@@ -1,0 +1,190 @@
+"""``Function``: one differentiable primitive, its forward and its backward side by side.
+
+Write a primitive as PyTorch's ``torch.autograd.Function``::
+
+    class Exp(Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = tt.exp(x)                 # runs with grad mode off: nothing inside records
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            (y,) = ctx.saved_tensors
+            return grad * y               # d exp(x)/dx = exp(x)
+
+``Exp.apply(x)`` runs ``forward`` and, when grad mode is on and an input requires grad, makes a
+node (``ctx``, an instance of the generated class ``ExpBackward``) that the engine later calls
+``backward`` on. ``backward`` is written with ordinary tensor ops, so with ``create_graph=True``
+it records too and gives higher-order gradients for free.
+
+Every subclass is also registered by name in :data:`FUNCTIONS`, where the op modules look their
+primitives up (they cannot import this package's function modules without an import cycle).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from t_tensor.autograd import grad_mode
+from t_tensor.autograd.graph import AutogradMeta, Node, SavedTensor, freed_error, gradient_edge
+
+__all__ = ["FUNCTIONS", "BackwardFunction", "Function", "FunctionCtx"]
+
+FUNCTIONS: dict[str, Any] = {}
+
+
+class FunctionCtx:
+    """What ``forward`` and ``backward`` receive as ``ctx`` (the node itself)."""
+
+    needs_input_grad: tuple[bool, ...]
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        """Keep tensors (inputs or outputs of this op, or None) for backward; version-checked."""
+        self._to_save = tensors
+
+    def mark_non_differentiable(self, *tensors: Any) -> None:
+        """Outputs that never get a gradient (indices, masks)."""
+        self._non_differentiable = {id(t) for t in tensors}
+
+    def mark_dirty(self, *tensors: Any) -> None:
+        """Inputs that forward modified in place."""
+        self._dirty = {id(t) for t in tensors}
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """With False, backward may receive None for an output that got no gradient."""
+        self._materialize = value
+
+    @property
+    def saved_tensors(self) -> tuple:
+        saved = self._saved
+        if saved is None:
+            raise freed_error()
+        return tuple(None if s is None else s.unpack(self) for s in saved)
+
+
+class BackwardFunction(FunctionCtx, Node):
+    """A node that calls its Function's ``backward``; ``ExpBackward`` etc. derive from it."""
+
+    _function: type[Function]
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        self._saved: list | None = []
+        self._to_save: tuple = ()
+        self._non_differentiable: set = set()
+        self._dirty: set = set()
+        self._materialize = True
+        self._saved_count = 0
+
+    def apply(self, grads: list) -> tuple:
+        if self._saved is None:
+            raise freed_error()
+        if self._materialize:
+            grads = [_zeros(meta[0], meta[1]) if g is None and meta is not None else g
+                     for g, meta in zip(grads, self.output_meta, strict=True)]
+        result = self._function.backward(self, *grads)
+        return result if isinstance(result, tuple) else (result,)
+
+    def release(self) -> None:
+        if self._saved_count:
+            self._saved = None  # a node that saved nothing can run again, as in PyTorch
+
+
+def _zeros(shape: tuple[int, ...], dtype: Any) -> Any:
+    from t_tensor.creation import zeros
+
+    return zeros(shape, dtype=dtype)
+
+
+class Function:
+    """Base class of differentiable primitives: subclass and write ``forward`` and ``backward``
+    as static methods, then call ``YourFunction.apply(*args)``.
+
+    >>> import t_tensor as tt
+    >>> class Cube(tt.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x * x
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         (x,) = ctx.saved_tensors
+    ...         return grad * 3 * x * x
+    >>> x = tt.tensor([1.0, 2.0], requires_grad=True)
+    >>> Cube.apply(x).sum().backward()
+    >>> x.grad.tolist()
+    [3.0, 12.0]
+    """
+
+    _backward_cls: type[BackwardFunction]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._backward_cls = type(f"{cls.__name__}Backward", (BackwardFunction,), {"_function": cls})
+        FUNCTIONS[cls.__name__] = cls
+
+    @staticmethod
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("Function.forward: subclasses must implement forward")
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        raise NotImplementedError("Function.backward: subclasses must implement backward")
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        from t_tensor.tensor_impl import TensorImpl
+
+        state = grad_mode.STATE
+        record = state.enabled
+        needs = tuple(
+            isinstance(a, TensorImpl) and a._ag is not None and a._ag.requires_grad for a in args
+        )
+        ctx = cls._backward_cls()
+        ctx.needs_input_grad = needs if record else (False,) * len(args)
+        state.enabled = False
+        try:
+            output = cls.forward(ctx, *args, **kwargs)
+        finally:
+            state.enabled = record
+        if not (record and True in needs):
+            return output
+        return _connect(ctx, args, needs, output)
+
+
+def _connect(ctx: BackwardFunction, args: tuple, needs: tuple, output: Any) -> Any:
+    """Make ``ctx`` the grad_fn of ``output``'s tensors and link it to its inputs' edges."""
+    from t_tensor.tensor_impl import TensorImpl
+
+    ctx.next_functions = tuple(gradient_edge(a) if need else (None, 0) for a, need in zip(args, needs, strict=False))
+    ctx.input_meta = tuple((a._shape, a._dtype) if need else None for a, need in zip(args, needs, strict=False))
+    single = not isinstance(output, tuple)
+    outputs = [output] if single else list(output)
+    inputs_by_id = {id(a) for a in args if isinstance(a, TensorImpl)}
+    meta = []
+    for i, out in enumerate(outputs):
+        if not isinstance(out, TensorImpl):
+            meta.append(None)
+            continue
+        meta.append((out._shape, out._dtype))
+        if id(out) in ctx._non_differentiable or not out._dtype.is_floating_point:
+            continue
+        if id(out) in inputs_by_id and id(out) not in ctx._dirty:
+            out = outputs[i] = out._alias()  # an input returned as is: give the output its own history
+        if id(out) in ctx._dirty and out._ag is not None and out._ag.grad_fn is None and out._ag.requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        out._ag = AutogradMeta(True, ctx, i)
+    ctx.output_meta = tuple(meta)
+    output_ids = {id(out): i for i, out in enumerate(outputs)}
+    saved = []
+    for tensor in ctx._to_save:
+        if tensor is None:
+            saved.append(None)
+        else:
+            saved.append(SavedTensor(tensor, output_ids.get(id(tensor))))
+    ctx._saved = saved
+    ctx._saved_count = len(saved)
+    ctx._to_save = ()
+    return outputs[0] if single else tuple(outputs)
