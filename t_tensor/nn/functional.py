@@ -27,10 +27,13 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any
+from typing import Any, NamedTuple
 
 from t_tensor import dtypes
 from t_tensor._capi import check, lib
+from t_tensor.autograd.function import FUNCTIONS
+from t_tensor.autograd.grad_mode import wants_grad
+from t_tensor.nn.normalization import batch_norm, group_norm  # noqa: F401  (normalization, nn-conv)
 from t_tensor.tensor_impl import TensorImpl
 
 __all__ = [
@@ -39,6 +42,7 @@ __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "interpolate",
 ]  # fmt: skip
+__all__ += ["batch_norm", "group_norm"]  # normalization.py (nn-conv)
 
 _FLOAT_DTYPES = (dtypes.float16, dtypes.float32, dtypes.float64)
 
@@ -120,8 +124,32 @@ def _conv_padding(padding: Any, nd: int, kernel: tuple[int, ...], stride: tuple[
     return pad, pad
 
 
+class _ConvGeometry(NamedTuple):
+    """A checked convolution, in the 2-D form the C kernels take (1-D: a leading height of 1)."""
+
+    x_shape: tuple[int, ...]  # (n, c_in, h, w)
+    x_strides: tuple[int, ...]
+    w_shape: tuple[int, ...]  # (c_out, c_in / groups, kh, kw)
+    w_strides: tuple[int, ...]
+    stride: tuple[int, ...]
+    before: tuple[int, ...]  # padding before each spatial dimension
+    dilation: tuple[int, ...]
+    groups: int
+    out_spatial: tuple[int, ...]  # (oh, ow)
+    result_shape: tuple[int, ...]  # the output's shape as the user sees it
+
+
 def _conv(fn: str, nd: int, input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
           groups: Any) -> Any:
+    if wants_grad(input, weight, bias):
+        return FUNCTIONS["Convolution"].apply(input, weight, bias, fn, nd, stride, padding, dilation, groups)
+    geometry = _conv_geometry(fn, nd, input, weight, bias, stride, padding, dilation, groups)
+    return _conv_forward(fn, input, weight, bias, geometry)
+
+
+def _conv_geometry(fn: str, nd: int, input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
+                   groups: Any) -> _ConvGeometry:
+    """PyTorch's checks on a convolution's arguments, and its geometry."""
     _check_tensor(input, "input", fn)
     _check_tensor(weight, "weight", fn)
     if input.ndim not in (nd + 1, nd + 2):
@@ -176,15 +204,21 @@ def _conv(fn: str, nd: int, input: Any, weight: Any, bias: Any, stride: Any, pad
         raise RuntimeError(f"{fn}: Calculated padded input size per channel: ({_shape_str(padded)}). Kernel size: "
                            f"({_shape_str(dilated)}). Kernel size can't be greater than actual input size")
     out_spatial = tuple((p - k) // s + 1 for p, k, s in zip(padded, dilated, stride, strict=True))
-    result = type(input)._empty(_result_shape(x_shape[0], c_out, out_spatial, unbatched), input._dtype, fn)
+    result_shape = _result_shape(x_shape[0], c_out, out_spatial, unbatched)
     w_shape, w_strides = weight.shape, weight._strides
     if nd == 1:  # a 1-D convolution is a 2-D one over rows of height 1
         w_shape, w_strides = w_shape[:2] + (1,) + w_shape[2:], w_strides[:2] + (0,) + w_strides[2:]
         stride, before, dilation, out_spatial = (1,) + stride, (0,) + before, (1,) + dilation, (1,) + out_spatial
+    return _ConvGeometry(x_shape, x_strides, w_shape, w_strides, stride, before, dilation, groups, out_spatial,
+                         result_shape)
+
+
+def _conv_forward(fn: str, input: Any, weight: Any, bias: Any, g: _ConvGeometry) -> Any:
+    result = type(input)._empty(g.result_shape, input._dtype, fn)
     status = lib.tt_conv2d(
-        input._dtype.code, x_shape, input.data_ptr(), x_strides, w_shape, weight.data_ptr(), w_strides,
+        input._dtype.code, g.x_shape, input.data_ptr(), g.x_strides, g.w_shape, weight.data_ptr(), g.w_strides,
         0 if bias is None else bias.data_ptr(), 0 if bias is None else bias._strides[0],
-        stride, before, dilation, groups, out_spatial, result.data_ptr(),
+        g.stride, g.before, g.dilation, g.groups, g.out_spatial, result.data_ptr(),
     )
     check(status, fn)
     return result
@@ -285,6 +319,9 @@ def _two_d(nd: int, *tuples: tuple[int, ...], fill: int) -> list[tuple[int, ...]
 
 def _max_pool(fn: str, nd: int, input: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
               ceil_mode: bool, return_indices: bool) -> Any:
+    if wants_grad(input):
+        return FUNCTIONS["MaxPool"].apply(input, fn, nd, kernel_size, stride, padding, dilation, ceil_mode,
+                                          return_indices)
     _pool_input(fn, input, nd)
     kernel, stride, pad, dil, out = _pool_geometry(fn, nd, input, kernel_size, stride, padding, dilation, ceil_mode)
     x_shape, x_strides, unbatched = _lift(input, nd)
@@ -329,6 +366,9 @@ def max_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
 
 def _avg_pool(fn: str, nd: int, input: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
               count_include_pad: bool, divisor_override: Any) -> Any:
+    if wants_grad(input):
+        return FUNCTIONS["AvgPool"].apply(input, fn, nd, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                          divisor_override)
     _pool_input(fn, input, nd)
     if divisor_override is not None:
         divisor_override = _int(divisor_override, "divisor_override", fn)
@@ -377,6 +417,8 @@ def avg_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
 
 
 def _adaptive(fn: str, nd: int, max: bool, input: Any, output_size: Any, return_indices: bool) -> Any:
+    if wants_grad(input):
+        return FUNCTIONS["AdaptivePool"].apply(input, fn, nd, max, output_size, return_indices)
     _check_tensor(input, "input", fn)
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"{fn}: Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}")

@@ -1,0 +1,606 @@
+/*
+ * conv_backward.c: gradients of the 2-D convolution and of average pooling (conv1d / 1-D pooling
+ * are the case h = 1). Kept apart from conv.c and pool.c, whose forward code it does not touch.
+ *
+ * Convolution, per image and group, with K = c_in/groups * kh * kw, M = c_out/groups, P = oh * ow,
+ * G = the image's grad_out of the group (M x P), W = the group's weights (M x K):
+ *   dx:  col = W^T @ G (K x P), then col2im adds col[(ci, ky, kx), p] to the input position
+ *        output position p read through (ci, ky, kx); positions in the padding are dropped.
+ *   dw:  dW += G @ im2col(x)^T (M x K), summed over the images.
+ * Output positions are taken in blocks so that `col` stays around 1 MiB. The products are
+ * tt_gemm (matmul.c) in the compute type: float for float16 and float32, double for float64;
+ * grad_out and the weights are first packed into contiguous compute-type matrices.
+ *
+ * Threads: the images are split into one contiguous range per worker (tt_parallel_for over the
+ * workers). For dx each worker writes only its images' part of grad_input; for dw each worker sums
+ * into its own (c_out x K) accumulator, and the accumulators are added in worker order at the end
+ * (deterministic for a given thread count). With one image, or little work, a single worker runs
+ * and tt_gemm itself uses the threads.
+ *
+ * Average pooling: every output gradient divided by its window's divisor is added onto the
+ * window's input elements, plane by plane (planes split across threads), accumulated in the
+ * compute type (for float16 in a float buffer stored at the end).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "half.h"
+#include "tt/tt.h"
+#include "tt/kernels/conv_backward.h"
+#include "tt/kernels/matmul.h"
+#include "tt/kernels/parallel.h"
+
+#define LD_plain(p) (*(p))
+#define LD_half(p) tt_half_to_float(*(p))
+#define ST_plain(v) (v)
+#define ST_half(v) tt_float_to_half(v)
+
+/* (name, storage type, compute type, load, store, code, gemm dtype) */
+#define CONVB_DTYPES(X)                                                         \
+    X(float16, uint16_t, float, LD_half, ST_half, TT_FLOAT16, TT_FLOAT32)       \
+    X(float32, float, float, LD_plain, ST_plain, TT_FLOAT32, TT_FLOAT32)        \
+    X(float64, double, double, LD_plain, ST_plain, TT_FLOAT64, TT_FLOAT64)
+
+/* Elements of `col` per block, a budget: the block narrows for large K. */
+#define COL_BUDGET ((int64_t)1 << 18)
+/* Below this many multiply-adds, one worker (whose GEMMs may still use the threads). */
+#define PARALLEL_MIN ((double)(1 << 18))
+
+typedef struct bgeom {
+    int64_t n, c_in, h, w;              /* input */
+    int64_t c_out, cin_g, kh, kw;       /* weight */
+    int64_t groups, m, k;               /* m = c_out / groups, k = cin_g * kh * kw */
+    int64_t oh, ow, p;                  /* output plane, p = oh * ow */
+    int64_t sh, sw, ph, pw, dh, dw;     /* stride, padding before, dilation */
+    int64_t pb, blocks;                 /* block of output positions, number of blocks */
+    int64_t xs[4], ws[4], gs[4];        /* strides in elements: x (or unused), weight, grad_out */
+} bgeom;
+
+static int mul_ok(int64_t a, int64_t b, int64_t *result) { return !__builtin_mul_overflow(a, b, result); }
+
+static int non_negative(const int64_t *values, int count) {
+    for (int i = 0; i < count; i++) {
+        if (values[i] < 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* True when (out - 1) * stride + (k - 1) * dilation + padding + size + 1 fits in int64. */
+static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, int64_t padding, int64_t size) {
+    int64_t a, b, total;
+    return mul_ok(out > 0 ? out - 1 : 0, stride, &a) && mul_ok(k - 1, dilation, &b)
+           && !__builtin_add_overflow(a, b, &total) && !__builtin_add_overflow(total, padding, &total)
+           && !__builtin_add_overflow(total, size, &total) && total < INT64_MAX;
+}
+
+/* Fills and checks the geometry shared by both convolution gradients; *elems gets the number of
+   elements of each worker's scratch besides `extra`. */
+static tt_status make_geom(bgeom *g, const int64_t *x_shape, const int64_t *gy_shape, const int64_t *gy_strides,
+                           const int64_t *w_shape, const int64_t *stride, const int64_t *padding,
+                           const int64_t *dilation, int64_t groups) {
+    if (x_shape == NULL || gy_shape == NULL || gy_strides == NULL || w_shape == NULL || stride == NULL
+        || padding == NULL || dilation == NULL) {
+        return TT_ERR_INVALID_ARG;
+    }
+    if (!non_negative(x_shape, 4) || !non_negative(gy_shape, 4) || !non_negative(gy_strides, 4)
+        || !non_negative(w_shape, 4) || !non_negative(padding, 2) || groups < 1 || stride[0] < 1 || stride[1] < 1
+        || dilation[0] < 1 || dilation[1] < 1 || w_shape[2] < 1 || w_shape[3] < 1 || w_shape[0] % groups != 0
+        || gy_shape[0] != x_shape[0] || gy_shape[1] != w_shape[0]) {
+        return TT_ERR_INVALID_ARG;
+    }
+    int64_t c_in;
+    if (!mul_ok(w_shape[1], groups, &c_in) || c_in != x_shape[1]) {
+        return TT_ERR_INVALID_ARG;
+    }
+    *g = (bgeom){
+        .n = x_shape[0], .c_in = x_shape[1], .h = x_shape[2], .w = x_shape[3],
+        .c_out = w_shape[0], .cin_g = w_shape[1], .kh = w_shape[2], .kw = w_shape[3],
+        .groups = groups, .m = w_shape[0] / groups, .oh = gy_shape[2], .ow = gy_shape[3],
+        .sh = stride[0], .sw = stride[1], .ph = padding[0], .pw = padding[1], .dh = dilation[0], .dw = dilation[1],
+        .gs = {gy_strides[0], gy_strides[1], gy_strides[2], gy_strides[3]},
+    };
+    for (int d = 0; d < 2; d++) {
+        if (!reach_ok(gy_shape[2 + d], stride[d], w_shape[2 + d], dilation[d], padding[d], x_shape[2 + d])) {
+            return TT_ERR_OVERFLOW;
+        }
+    }
+    int64_t t;
+    if (!mul_ok(g->cin_g, g->kh, &t) || !mul_ok(t, g->kw, &g->k) || !mul_ok(g->oh, g->ow, &g->p)
+        || !mul_ok(g->c_out, g->p, &t) || !mul_ok(g->c_out, g->k, &t) || !mul_ok(g->c_in, g->h, &t)
+        || !mul_ok(t, g->w, &t) || !mul_ok(t, g->n, &t)) {
+        return TT_ERR_OVERFLOW;
+    }
+    g->pb = g->p;
+    if (g->k > 0 && g->k * g->pb > COL_BUDGET) {
+        g->pb = COL_BUDGET / g->k < 64 ? 64 : COL_BUDGET / g->k;
+        g->pb = g->pb < g->p ? g->pb : g->p;
+    }
+    g->blocks = g->pb > 0 ? (g->p + g->pb - 1) / g->pb : 0;
+    return TT_OK;
+}
+
+/* How many workers: one per thread when there are enough images and work, else one. */
+static int64_t worker_count(const bgeom *g) {
+    int64_t workers = tt_get_num_threads();
+    const double work = (double)g->n * (double)g->c_out * (double)g->k * (double)g->p;
+    if (workers > g->n || work < PARALLEL_MIN) {
+        workers = 1;
+    }
+    return workers;
+}
+
+/* Per-worker scratch sizes in elements, all checked against SIZE_MAX. */
+static int scratch_ok(int64_t a, int64_t b, int64_t c, int64_t workers, size_t elem, int64_t *per_worker) {
+    int64_t total;
+    if (__builtin_add_overflow(a, b, &total) || __builtin_add_overflow(total, c, &total)) {
+        return 0;
+    }
+    total = (total + 15) / 16 * 16;
+    *per_worker = total;
+    return mul_ok(total, workers, &total) && total < (int64_t)(SIZE_MAX / 2 / elem);
+}
+
+#define DEFINE_CONVB(name, T, CT, LD, ST, CODE, GEMM)                                              \
+    /* col[r][j] for output positions p0 .. p0 + pn - 1 (r = (ci * kh + ky) * kw + kx), x at the    \
+       group's first channel of the image; zero where the window reads the padding. */             \
+    static void im2col_##name(const bgeom *g, const T *x, int64_t p0, int64_t pn, CT *col) {        \
+        for (int64_t ci = 0; ci < g->cin_g; ci++) {                                                 \
+            for (int64_t ky = 0; ky < g->kh; ky++) {                                                \
+                for (int64_t kx = 0; kx < g->kw; kx++) {                                            \
+                    CT *row = col + ((ci * g->kh + ky) * g->kw + kx) * pn;                          \
+                    int64_t oy = p0 / g->ow, ox = p0 % g->ow;                                       \
+                    for (int64_t j = 0; j < pn; j++) {                                              \
+                        const int64_t iy = oy * g->sh - g->ph + ky * g->dh;                         \
+                        const int64_t ix = ox * g->sw - g->pw + kx * g->dw;                         \
+                        row[j] = iy >= 0 && iy < g->h && ix >= 0 && ix < g->w                       \
+                                     ? (CT)LD(x + ci * g->xs[1] + iy * g->xs[2] + ix * g->xs[3])    \
+                                     : (CT)0;                                                       \
+                        if (++ox == g->ow) {                                                        \
+                            ox = 0;                                                                 \
+                            oy++;                                                                   \
+                        }                                                                           \
+                    }                                                                               \
+                }                                                                                   \
+            }                                                                                       \
+        }                                                                                           \
+    }                                                                                               \
+                                                                                                    \
+    /* The reverse of im2col: img (the group's cin_g contiguous h x w planes) += col. */             \
+    static void col2im_##name(const bgeom *g, const CT *col, int64_t p0, int64_t pn, CT *img) {     \
+        for (int64_t ci = 0; ci < g->cin_g; ci++) {                                                 \
+            CT *plane = img + ci * g->h * g->w;                                                     \
+            for (int64_t ky = 0; ky < g->kh; ky++) {                                                \
+                for (int64_t kx = 0; kx < g->kw; kx++) {                                            \
+                    const CT *row = col + ((ci * g->kh + ky) * g->kw + kx) * pn;                    \
+                    int64_t oy = p0 / g->ow, ox = p0 % g->ow;                                       \
+                    for (int64_t j = 0; j < pn; j++) {                                              \
+                        const int64_t iy = oy * g->sh - g->ph + ky * g->dh;                         \
+                        const int64_t ix = ox * g->sw - g->pw + kx * g->dw;                         \
+                        if (iy >= 0 && iy < g->h && ix >= 0 && ix < g->w) {                         \
+                            plane[iy * g->w + ix] += row[j];                                        \
+                        }                                                                           \
+                        if (++ox == g->ow) {                                                        \
+                            ox = 0;                                                                 \
+                            oy++;                                                                   \
+                        }                                                                           \
+                    }                                                                               \
+                }                                                                                   \
+            }                                                                                       \
+        }                                                                                           \
+    }                                                                                               \
+                                                                                                    \
+    /* One image's grad_out as a contiguous (c_out x P) compute-type matrix. */                     \
+    static void pack_gy_##name(const bgeom *g, const T *gy, int64_t b, CT *dst) {                   \
+        for (int64_t co = 0; co < g->c_out; co++) {                                                 \
+            const T *src = gy + b * g->gs[0] + co * g->gs[1];                                       \
+            for (int64_t oy = 0; oy < g->oh; oy++) {                                                \
+                for (int64_t ox = 0; ox < g->ow; ox++) {                                            \
+                    *dst++ = (CT)LD(src + oy * g->gs[2] + ox * g->gs[3]);                           \
+                }                                                                                   \
+            }                                                                                       \
+        }                                                                                           \
+    }                                                                                               \
+                                                                                                    \
+    typedef struct convb_job_##name {                                                               \
+        const bgeom *g;                                                                             \
+        const T *x, *gy;                                                                            \
+        const CT *wpack;     /* dx: the weights as a contiguous (c_out x K) matrix */               \
+        T *out;              /* dx: grad_input */                                                   \
+        CT *scratch;         /* per worker, per_worker elements */                                  \
+        tt_status *status;   /* per worker */                                                       \
+        int64_t workers, per_worker;                                                                \
+    } convb_job_##name;                                                                             \
+                                                                                                    \
+    /* dx for images [b0, b1): scratch = gbuf (c_out x P), col (K x pb), then an image accumulator   \
+       (c_in x h x w) when T is not the compute type (else the accumulation is in `out` itself). */  \
+    static tt_status input_images_##name(const convb_job_##name *j, int64_t b0, int64_t b1, CT *scratch) { \
+        const bgeom *g = j->g;                                                                      \
+        const int64_t plane = g->h * g->w, image = g->c_in * plane;                                 \
+        const int direct = sizeof(T) == sizeof(CT);                                                 \
+        CT *gbuf = scratch, *col = gbuf + g->c_out * g->p, *acc = col + g->k * g->pb;               \
+        for (int64_t b = b0; b < b1; b++) {                                                         \
+            CT *img = direct ? (CT *)(void *)(j->out + b * image) : acc;                            \
+            memset(img, 0, (size_t)image * sizeof(CT));                                             \
+            pack_gy_##name(g, j->gy, b, gbuf);                                                      \
+            for (int64_t grp = 0; grp < g->groups; grp++) {                                         \
+                for (int64_t blk = 0; blk < g->blocks; blk++) {                                     \
+                    const int64_t p0 = blk * g->pb, pn = g->p - p0 < g->pb ? g->p - p0 : g->pb;     \
+                    tt_status s = tt_gemm(GEMM, g->k, pn, g->m, (uintptr_t)(j->wpack + grp * g->m * g->k), 1, \
+                                          g->k, (uintptr_t)(gbuf + grp * g->m * g->p + p0), g->p, 1,  \
+                                          (uintptr_t)col, pn, 1, 0);                                \
+                    if (s != TT_OK) {                                                               \
+                        return s;                                                                   \
+                    }                                                                               \
+                    col2im_##name(g, col, p0, pn, img + grp * g->cin_g * plane);                    \
+                }                                                                                   \
+            }                                                                                       \
+            if (!direct) {                                                                          \
+                for (int64_t i = 0; i < image; i++) {                                               \
+                    j->out[b * image + i] = ST(acc[i]);                                             \
+                }                                                                                   \
+            }                                                                                       \
+        }                                                                                           \
+        return TT_OK;                                                                               \
+    }                                                                                               \
+                                                                                                    \
+    static void input_task_##name(int64_t begin, int64_t end, void *ctx) {                          \
+        const convb_job_##name *j = ctx;                                                            \
+        for (int64_t w = begin; w < end; w++) {                                                     \
+            j->status[w] = input_images_##name(j, j->g->n * w / j->workers, j->g->n * (w + 1) / j->workers, \
+                                               j->scratch + w * j->per_worker);                     \
+        }                                                                                           \
+    }                                                                                               \
+                                                                                                    \
+    /* dw for images [b0, b1), summed into this worker's accumulator (the first c_out * K elements  \
+       of its scratch, zeroed by the caller); then gbuf (c_out x P) and col (K x pb). */            \
+    static tt_status weight_images_##name(const convb_job_##name *j, int64_t b0, int64_t b1, CT *scratch) { \
+        const bgeom *g = j->g;                                                                      \
+        CT *acc = scratch, *gbuf = acc + g->c_out * g->k, *col = gbuf + g->c_out * g->p;            \
+        for (int64_t b = b0; b < b1; b++) {                                                         \
+            pack_gy_##name(g, j->gy, b, gbuf);                                                      \
+            for (int64_t grp = 0; grp < g->groups; grp++) {                                         \
+                const T *xg = j->x + b * g->xs[0] + grp * g->cin_g * g->xs[1];                      \
+                for (int64_t blk = 0; blk < g->blocks; blk++) {                                     \
+                    const int64_t p0 = blk * g->pb, pn = g->p - p0 < g->pb ? g->p - p0 : g->pb;     \
+                    im2col_##name(g, xg, p0, pn, col);                                              \
+                    tt_status s = tt_gemm(GEMM, g->m, g->k, pn, (uintptr_t)(gbuf + grp * g->m * g->p + p0), g->p, \
+                                          1, (uintptr_t)col, 1, pn, (uintptr_t)(acc + grp * g->m * g->k), \
+                                          g->k, 1, 1);                                              \
+                    if (s != TT_OK) {                                                               \
+                        return s;                                                                   \
+                    }                                                                               \
+                }                                                                                   \
+            }                                                                                       \
+        }                                                                                           \
+        return TT_OK;                                                                               \
+    }                                                                                               \
+                                                                                                    \
+    static void weight_task_##name(int64_t begin, int64_t end, void *ctx) {                         \
+        const convb_job_##name *j = ctx;                                                            \
+        for (int64_t w = begin; w < end; w++) {                                                     \
+            j->status[w] = weight_images_##name(j, j->g->n * w / j->workers, j->g->n * (w + 1) / j->workers, \
+                                                j->scratch + w * j->per_worker);                    \
+        }                                                                                           \
+    }                                                                                               \
+                                                                                                    \
+    /* Runs `task` over the workers; the first failing worker's status, else TT_OK. */              \
+    static tt_status run_workers_##name(convb_job_##name *j, tt_parallel_fn task) {                 \
+        for (int64_t w = 0; w < j->workers; w++) {                                                  \
+            j->status[w] = TT_OK;                                                                   \
+        }                                                                                           \
+        if (j->workers > 1) {                                                                       \
+            tt_parallel_for(j->workers, 1, task, j);                                                \
+        } else {                                                                                    \
+            task(0, 1, j);                                                                          \
+        }                                                                                           \
+        for (int64_t w = 0; w < j->workers; w++) {                                                  \
+            if (j->status[w] != TT_OK) {                                                            \
+                return j->status[w];                                                                \
+            }                                                                                       \
+        }                                                                                           \
+        return TT_OK;                                                                               \
+    }                                                                                               \
+                                                                                                    \
+    static tt_status backward_input_##name(const bgeom *g, const T *gy, const T *w, T *out) {       \
+        const int64_t workers = worker_count(g);                                                    \
+        const int64_t image = g->c_in * g->h * g->w;                                                \
+        int64_t per_worker, col_elems;                                                              \
+        if (!mul_ok(g->k, g->pb, &col_elems)                                                        \
+            || !scratch_ok(g->c_out * g->p, col_elems, sizeof(T) == sizeof(CT) ? 0 : image, workers, \
+                           sizeof(CT), &per_worker)) {                                              \
+            return TT_ERR_OVERFLOW;                                                                 \
+        }                                                                                           \
+        CT *wpack = malloc((size_t)(g->c_out * g->k + 1) * sizeof(CT));                             \
+        CT *scratch = malloc((size_t)(per_worker * workers + 1) * sizeof(CT));                      \
+        tt_status *status = malloc((size_t)workers * sizeof(tt_status));                            \
+        if (wpack == NULL || scratch == NULL || status == NULL) {                                   \
+            free(wpack);                                                                            \
+            free(scratch);                                                                          \
+            free(status);                                                                           \
+            return TT_ERR_NOMEM;                                                                    \
+        }                                                                                           \
+        CT *wp = wpack;                                                                             \
+        for (int64_t co = 0; co < g->c_out; co++) {                                                 \
+            for (int64_t ci = 0; ci < g->cin_g; ci++) {                                             \
+                for (int64_t ky = 0; ky < g->kh; ky++) {                                            \
+                    for (int64_t kx = 0; kx < g->kw; kx++) {                                        \
+                        *wp++ = (CT)LD(w + co * g->ws[0] + ci * g->ws[1] + ky * g->ws[2] + kx * g->ws[3]); \
+                    }                                                                               \
+                }                                                                                   \
+            }                                                                                       \
+        }                                                                                           \
+        convb_job_##name job = {.g = g, .gy = gy, .wpack = wpack, .out = out, .scratch = scratch,   \
+                                .status = status, .workers = workers, .per_worker = per_worker};    \
+        const tt_status result = run_workers_##name(&job, input_task_##name);                       \
+        free(wpack);                                                                                \
+        free(scratch);                                                                              \
+        free(status);                                                                               \
+        return result;                                                                              \
+    }                                                                                               \
+                                                                                                    \
+    static tt_status backward_weight_##name(const bgeom *g, const T *x, const T *gy, T *out) {      \
+        const int64_t workers = worker_count(g);                                                    \
+        const int64_t wsize = g->c_out * g->k;                                                      \
+        int64_t per_worker, col_elems;                                                              \
+        if (!mul_ok(g->k, g->pb, &col_elems)                                                        \
+            || !scratch_ok(wsize, g->c_out * g->p, col_elems, workers, sizeof(CT), &per_worker)) {  \
+            return TT_ERR_OVERFLOW;                                                                 \
+        }                                                                                           \
+        CT *scratch = malloc((size_t)(per_worker * workers + 1) * sizeof(CT));                      \
+        tt_status *status = malloc((size_t)workers * sizeof(tt_status));                            \
+        if (scratch == NULL || status == NULL) {                                                    \
+            free(scratch);                                                                          \
+            free(status);                                                                           \
+            return TT_ERR_NOMEM;                                                                    \
+        }                                                                                           \
+        for (int64_t w = 0; w < workers; w++) {                                                     \
+            memset(scratch + w * per_worker, 0, (size_t)wsize * sizeof(CT));                        \
+        }                                                                                           \
+        convb_job_##name job = {.g = g, .x = x, .gy = gy, .scratch = scratch, .status = status,    \
+                                .workers = workers, .per_worker = per_worker};                      \
+        const tt_status result = run_workers_##name(&job, weight_task_##name);                      \
+        if (result == TT_OK) {                                                                      \
+            for (int64_t i = 0; i < wsize; i++) {                                                   \
+                CT sum = scratch[i];                                                                \
+                for (int64_t w = 1; w < workers; w++) {                                             \
+                    sum += scratch[w * per_worker + i];                                             \
+                }                                                                                   \
+                out[i] = ST(sum);                                                                   \
+            }                                                                                       \
+        }                                                                                           \
+        free(scratch);                                                                              \
+        free(status);                                                                               \
+        return result;                                                                              \
+    }
+CONVB_DTYPES(DEFINE_CONVB)
+
+tt_status tt_conv2d_backward_input(int dtype,
+                                   const int64_t *gy_shape, uintptr_t grad_out, const int64_t *gy_strides,
+                                   const int64_t *w_shape, uintptr_t weight, const int64_t *w_strides,
+                                   const int64_t *stride, const int64_t *padding, const int64_t *dilation,
+                                   int64_t groups, const int64_t *in_size, uintptr_t grad_input) {
+    if (in_size == NULL || w_strides == NULL || gy_shape == NULL || w_shape == NULL) {
+        return TT_ERR_INVALID_ARG;
+    }
+    if (!non_negative(w_strides, 4)) {
+        return TT_ERR_INVALID_ARG;
+    }
+    int64_t c_in;
+    if (!mul_ok(w_shape[1], groups, &c_in)) {
+        return TT_ERR_OVERFLOW;
+    }
+    const int64_t x_shape[4] = {gy_shape[0], c_in, in_size[0], in_size[1]};
+    bgeom g;
+    tt_status status = make_geom(&g, x_shape, gy_shape, gy_strides, w_shape, stride, padding, dilation, groups);
+    if (status != TT_OK) {
+        return status;
+    }
+    memcpy(g.ws, w_strides, sizeof g.ws);
+    if (g.n == 0 || g.c_in == 0 || g.h == 0 || g.w == 0) {
+        return TT_OK;
+    }
+    if (grad_input == 0 || (g.p > 0 && g.c_out > 0 && (grad_out == 0 || weight == 0))) {
+        return TT_ERR_INVALID_ARG;
+    }
+    switch (dtype) {
+#define CALL_INPUT(name, T, CT, LD, ST, CODE, GEMM) \
+    case CODE: \
+        return backward_input_##name(&g, (const T *)grad_out, (const T *)weight, (T *)grad_input);
+        CONVB_DTYPES(CALL_INPUT)
+#undef CALL_INPUT
+    default:
+        return TT_ERR_UNSUPPORTED_DTYPE;
+    }
+}
+
+tt_status tt_conv2d_backward_weight(int dtype,
+                                    const int64_t *x_shape, uintptr_t x, const int64_t *x_strides,
+                                    const int64_t *gy_shape, uintptr_t grad_out, const int64_t *gy_strides,
+                                    const int64_t *stride, const int64_t *padding, const int64_t *dilation,
+                                    int64_t groups, const int64_t *w_shape, uintptr_t grad_weight) {
+    if (x_strides == NULL) {
+        return TT_ERR_INVALID_ARG;
+    }
+    bgeom g;
+    tt_status status = make_geom(&g, x_shape, gy_shape, gy_strides, w_shape, stride, padding, dilation, groups);
+    if (status != TT_OK) {
+        return status;
+    }
+    if (!non_negative(x_strides, 4)) {
+        return TT_ERR_INVALID_ARG;
+    }
+    memcpy(g.xs, x_strides, sizeof g.xs);
+    if (g.c_out == 0 || g.k == 0) {
+        return TT_OK;
+    }
+    if (grad_weight == 0) {
+        return TT_ERR_INVALID_ARG;
+    }
+    if (g.n == 0 || g.p == 0) {   /* nothing to sum: zeros */
+        switch (dtype) {
+#define ZERO_WEIGHT(name, T, CT, LD, ST, CODE, GEMM) \
+    case CODE: \
+        memset((void *)grad_weight, 0, (size_t)(g.c_out * g.k) * sizeof(T)); \
+        return TT_OK;
+            CONVB_DTYPES(ZERO_WEIGHT)
+#undef ZERO_WEIGHT
+        default:
+            return TT_ERR_UNSUPPORTED_DTYPE;
+        }
+    }
+    if (grad_out == 0 || (x == 0 && g.c_in > 0 && g.h > 0 && g.w > 0)) {
+        return TT_ERR_INVALID_ARG;
+    }
+    switch (dtype) {
+#define CALL_WEIGHT(name, T, CT, LD, ST, CODE, GEMM) \
+    case CODE: \
+        return backward_weight_##name(&g, (const T *)x, (const T *)grad_out, (T *)grad_weight);
+        CONVB_DTYPES(CALL_WEIGHT)
+#undef CALL_WEIGHT
+    default:
+        return TT_ERR_UNSUPPORTED_DTYPE;
+    }
+}
+
+/* ------------------------------------------------------------------ average pooling */
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Adaptive windows, as pool.c (PyTorch's start_index / end_index). */
+static int64_t window_start(int64_t o, int64_t out, int64_t in) { return (o / out) * in + ((o % out) * in) / out; }
+static int64_t window_end(int64_t o, int64_t out, int64_t in) { return 1 + ((o + 1) * in - 1) / out; }
+
+typedef struct avgb_job {
+    int64_t n, c, h, w, oh, ow, gs[4];
+    int64_t k[2], s[2], p[2];
+    int adaptive, include_pad;
+    int64_t divisor_override;
+    const void *gy;
+    void *acc;   /* compute-type accumulator, contiguous (n, c, h, w) */
+} avgb_job;
+
+#define DEFINE_AVGB(name, T, CT, LD, ST, CODE, GEMM)                                               \
+    static void avgb_planes_##name(int64_t p0, int64_t p1, void *ctx) {                            \
+        const avgb_job *j = ctx;                                                                   \
+        const T *gy = j->gy;                                                                       \
+        for (int64_t plane = p0; plane < p1; plane++) {                                            \
+            CT *acc = (CT *)j->acc + plane * j->h * j->w;                                          \
+            const T *g = gy + (plane / j->c) * j->gs[0] + (plane % j->c) * j->gs[1];               \
+            memset(acc, 0, (size_t)(j->h * j->w) * sizeof(CT));                                    \
+            for (int64_t oy = 0; oy < j->oh; oy++) {                                               \
+                int64_t y0, y1, padded_h;                                                          \
+                if (j->adaptive) {                                                                 \
+                    y0 = window_start(oy, j->oh, j->h);                                            \
+                    y1 = window_end(oy, j->oh, j->h);                                              \
+                    padded_h = y1 - y0;                                                            \
+                } else {                                                                           \
+                    y0 = oy * j->s[0] - j->p[0];                                                   \
+                    y1 = min64(y0 + j->k[0], j->h + j->p[0]);                                      \
+                    padded_h = y1 - y0;                                                            \
+                    y0 = max64(y0, 0);                                                             \
+                    y1 = min64(y1, j->h);                                                          \
+                }                                                                                  \
+                for (int64_t ox = 0; ox < j->ow; ox++) {                                           \
+                    int64_t x0, x1, padded_w;                                                      \
+                    if (j->adaptive) {                                                             \
+                        x0 = window_start(ox, j->ow, j->w);                                        \
+                        x1 = window_end(ox, j->ow, j->w);                                          \
+                        padded_w = x1 - x0;                                                        \
+                    } else {                                                                       \
+                        x0 = ox * j->s[1] - j->p[1];                                               \
+                        x1 = min64(x0 + j->k[1], j->w + j->p[1]);                                  \
+                        padded_w = x1 - x0;                                                        \
+                        x0 = max64(x0, 0);                                                         \
+                        x1 = min64(x1, j->w);                                                      \
+                    }                                                                              \
+                    if (y0 >= y1 || x0 >= x1) {                                                    \
+                        continue;                                                                  \
+                    }                                                                              \
+                    const int64_t divisor = j->adaptive              ? padded_h * padded_w         \
+                                            : j->divisor_override > 0 ? j->divisor_override        \
+                                            : j->include_pad          ? padded_h * padded_w        \
+                                                                      : (y1 - y0) * (x1 - x0);     \
+                    const CT v = (CT)LD(g + oy * j->gs[2] + ox * j->gs[3]) / (CT)divisor;          \
+                    for (int64_t iy = y0; iy < y1; iy++) {                                         \
+                        for (int64_t ix = x0; ix < x1; ix++) {                                     \
+                            acc[iy * j->w + ix] += v;                                              \
+                        }                                                                          \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
+    static tt_status avgb_##name(avgb_job *j, T *out, int64_t total, int64_t grain) {              \
+        CT *acc = sizeof(T) == sizeof(CT) ? (CT *)(void *)out : malloc((size_t)total * sizeof(CT)); \
+        if (acc == NULL) {                                                                         \
+            return TT_ERR_NOMEM;                                                                   \
+        }                                                                                          \
+        j->acc = acc;                                                                              \
+        tt_parallel_for(j->n * j->c, grain, avgb_planes_##name, j);                                \
+        if ((void *)acc != (void *)out) {                                                          \
+            for (int64_t i = 0; i < total; i++) {                                                 \
+                out[i] = ST(acc[i]);                                                               \
+            }                                                                                      \
+            free(acc);                                                                             \
+        }                                                                                          \
+        return TT_OK;                                                                              \
+    }
+CONVB_DTYPES(DEFINE_AVGB)
+
+tt_status tt_avg_pool2d_backward(int dtype, int adaptive,
+                                 const int64_t *gy_shape, uintptr_t grad_out, const int64_t *gy_strides,
+                                 const int64_t *kernel, const int64_t *stride, const int64_t *padding,
+                                 int count_include_pad, int64_t divisor_override,
+                                 const int64_t *in_size, uintptr_t grad_input) {
+    if (gy_shape == NULL || gy_strides == NULL || in_size == NULL || !non_negative(gy_shape, 4)
+        || !non_negative(gy_strides, 4) || !non_negative(in_size, 2) || divisor_override < 0) {
+        return TT_ERR_INVALID_ARG;
+    }
+    avgb_job j = {.n = gy_shape[0], .c = gy_shape[1], .h = in_size[0], .w = in_size[1], .oh = gy_shape[2],
+                  .ow = gy_shape[3], .gs = {gy_strides[0], gy_strides[1], gy_strides[2], gy_strides[3]},
+                  .adaptive = adaptive != 0, .include_pad = count_include_pad != 0,
+                  .divisor_override = divisor_override, .gy = (const void *)grad_out};
+    if (!adaptive) {
+        if (kernel == NULL || stride == NULL || padding == NULL) {
+            return TT_ERR_INVALID_ARG;
+        }
+        for (int d = 0; d < 2; d++) {
+            if (kernel[d] < 1 || stride[d] < 1 || padding[d] < 0 || !reach_ok(gy_shape[2 + d], stride[d], kernel[d],
+                                                                                1, padding[d], in_size[d])) {
+                return kernel[d] < 1 || stride[d] < 1 || padding[d] < 0 ? TT_ERR_INVALID_ARG : TT_ERR_OVERFLOW;
+            }
+            j.k[d] = kernel[d];
+            j.s[d] = stride[d];
+            j.p[d] = padding[d];
+        }
+    } else if ((j.oh > 0 && j.h > 0 && j.oh > INT64_MAX / 2 / j.h) || (j.ow > 0 && j.w > 0 && j.ow > INT64_MAX / 2 / j.w)) {
+        return TT_ERR_OVERFLOW;   /* window_end computes (o + 1) * in */
+    }
+    int64_t total, plane_out;
+    if (!mul_ok(j.n, j.c, &total) || !mul_ok(total, j.h, &total) || !mul_ok(total, j.w, &total)
+        || total > (int64_t)(SIZE_MAX / 16) || !mul_ok(j.oh, j.ow, &plane_out)) {
+        return TT_ERR_OVERFLOW;
+    }
+    if (total == 0) {
+        return TT_OK;
+    }
+    if (grad_input == 0 || (plane_out > 0 && grad_out == 0)) {
+        return TT_ERR_INVALID_ARG;
+    }
+    const int64_t per_plane = j.h * j.w + plane_out * 4;
+    const int64_t grain = per_plane >= (1 << 15) ? 1 : ((1 << 15) + per_plane - 1) / per_plane;
+    switch (dtype) {
+#define CALL_AVGB(name, T, CT, LD, ST, CODE, GEMM) \
+    case CODE: \
+        return avgb_##name(&j, (T *)grad_input, total, grain);
+        CONVB_DTYPES(CALL_AVGB)
+#undef CALL_AVGB
+    default:
+        return TT_ERR_UNSUPPORTED_DTYPE;
+    }
+}

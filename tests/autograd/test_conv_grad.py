@@ -1,0 +1,234 @@
+"""Gradients of convolution and pooling (t_tensor.nn.functional) against PyTorch: values and the
+gradients of input, weight and bias, over strides, padding, dilation, groups (depthwise too),
+1-D and 2-D, batched and unbatched, strided inputs and gradients, float32 and float64."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import t_tensor as tt
+import t_tensor.nn.functional as F
+from tests.helpers import helper_test_grad
+
+DTYPES = (np.float32, np.float64)
+
+
+def _tol(dtype: type) -> dict:
+    return {"atol": 2e-4, "rtol": 2e-4} if dtype == np.float32 else {"atol": 1e-10, "rtol": 1e-9}
+
+
+def _conv_case(nd: int, n: int | None, c_in: int, c_out: int, size: int, k: int, groups: int, bias: bool,
+               dtype: type, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x_shape = ((n,) if n is not None else ()) + (c_in,) + (size,) * nd
+    arrays = [rng.standard_normal(x_shape).astype(dtype),
+              rng.standard_normal((c_out, c_in // groups) + (k,) * nd).astype(dtype)]
+    if bias:
+        arrays.append(rng.standard_normal(c_out).astype(dtype))
+    return arrays
+
+
+CONV_CASES = [
+    # nd, n, c_in, c_out, size, k, kwargs
+    (2, 2, 3, 4, 6, 3, {}),
+    (2, 2, 3, 4, 7, 3, {"stride": 2, "padding": 1}),
+    (2, 1, 2, 2, 7, 2, {"stride": (2, 1), "padding": (1, 0), "dilation": (1, 2)}),
+    (2, 2, 4, 6, 6, 3, {"groups": 2, "padding": "same"}),
+    (2, 2, 4, 4, 5, 3, {"groups": 4, "padding": 1}),          # depthwise
+    (2, 2, 3, 6, 5, 3, {"groups": 3, "stride": 2}),           # depthwise, channel multiplier 2
+    (2, None, 3, 2, 5, 2, {"padding": "valid"}),               # unbatched
+    (2, 2, 2, 3, 8, 3, {"dilation": 2, "padding": 2, "stride": 3}),
+    (2, 4, 8, 8, 12, 3, {"padding": 1}),                       # enough work for several threads
+    (1, 2, 3, 4, 9, 3, {}),
+    (1, 3, 4, 4, 10, 3, {"stride": 2, "padding": 2, "dilation": 2, "groups": 2}),
+    (1, 2, 3, 3, 6, 4, {"groups": 3, "padding": "same"}),     # 1-D depthwise, even kernel
+    (1, None, 2, 3, 5, 2, {"stride": 2}),                      # unbatched 1-D
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv_grad(case, bias, dtype):
+    nd, n, c_in, c_out, size, k, kwargs = case
+    arrays = _conv_case(nd, n, c_in, c_out, size, k, kwargs.get("groups", 1), bias, dtype, seed=CONV_CASES.index(case))
+    tt_fn = getattr(F, f"conv{nd}d")
+    th_fn = getattr(TF, f"conv{nd}d")
+    helper_test_grad(arrays, lambda *a: tt_fn(*a, **kwargs), lambda *a: th_fn(*a, **kwargs), **_tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_conv_grad_strided_operands(dtype):
+    """A transposed input and weight, and a gradient that arrives transposed (and expanded through
+    a sum): the kernels read every operand through its strides."""
+    arrays = _conv_case(2, 2, 4, 4, 6, 3, 2, True, dtype, seed=7)
+
+    def fn(lib, conv):
+        def run(x, w, b):
+            y = conv(x.transpose(2, 3), w.transpose(2, 3), b, padding=1, groups=2)
+            return y.transpose(2, 3) * 1.5, y.sum(2)
+        return run
+
+    helper_test_grad(arrays, fn(tt, F.conv2d), fn(torch, TF.conv2d), **_tol(dtype))
+
+
+@pytest.mark.parametrize("which", [(True, False, False), (False, True, False), (False, False, True)])
+def test_conv_grad_only_some_inputs(which):
+    arrays = _conv_case(2, 2, 2, 2, 5, 3, 1, True, np.float64, seed=3)
+    helper_test_grad(arrays, lambda *a: F.conv2d(*a, padding=1), lambda *a: TF.conv2d(*a, padding=1),
+                     grad_inputs=list(which), **_tol(np.float64))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.data())
+def test_conv_grad_random_geometry(data):
+    nd = data.draw(st.sampled_from([1, 2]))
+    groups = data.draw(st.integers(1, 3))
+    c_in, c_out = groups * data.draw(st.integers(1, 2)), groups * data.draw(st.integers(1, 2))
+    k, s, d = (data.draw(st.integers(1, 3)) for _ in range(3))
+    p = data.draw(st.integers(0, (d * (k - 1)) // 2 + 1))
+    size = data.draw(st.integers(max(1, d * (k - 1) + 1 - 2 * p), 7))
+    n = data.draw(st.sampled_from([None, 1, 3]))
+    arrays = _conv_case(nd, n, c_in, c_out, size, k, groups, data.draw(st.booleans()), np.float64, seed=size)
+    kwargs = {"stride": s, "padding": p, "dilation": d, "groups": groups}
+    tt_fn, th_fn = getattr(F, f"conv{nd}d"), getattr(TF, f"conv{nd}d")
+    helper_test_grad(arrays, lambda *a: tt_fn(*a, **kwargs), lambda *a: th_fn(*a, **kwargs), **_tol(np.float64))
+
+
+def test_conv_empty_batch_grad():
+    x = tt.zeros(0, 2, 4, 4, requires_grad=True)
+    w = tt.ones(3, 2, 3, 3, requires_grad=True)
+    b = tt.ones(3, requires_grad=True)
+    F.conv2d(x, w, b).sum().backward()
+    assert x.grad.shape == (0, 2, 4, 4)
+    assert w.grad.tolist() == np.zeros((3, 2, 3, 3)).tolist()
+    assert b.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_conv_double_backward_is_refused():
+    x = tt.ones(1, 1, 3, 3, requires_grad=True)
+    w = tt.ones(1, 1, 2, 2, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="conv2d: double backward"):
+        tt.autograd.grad(F.conv2d(x, w).sum(), [x], create_graph=True)
+
+
+# ---------------------------------------------------------------------- pooling
+
+
+def _pool_input(shape: tuple[int, ...], dtype: type, seed: int, ties: bool = False) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if ties:  # few distinct values: windows with several maxima
+        return rng.integers(0, 3, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+MAX_POOL_CASES = [
+    # nd, shape, kwargs
+    (2, (2, 3, 6, 6), {"kernel_size": 2}),
+    (2, (2, 2, 7, 5), {"kernel_size": 3, "stride": 2, "padding": 1}),
+    (2, (1, 2, 7, 7), {"kernel_size": (3, 2), "stride": (1, 2), "dilation": (2, 1), "ceil_mode": True}),
+    (2, (2, 5, 5), {"kernel_size": 3, "stride": 1}),            # unbatched, overlapping windows
+    (2, (2, 2, 6, 7), {"kernel_size": 2, "stride": 3, "padding": 1, "ceil_mode": True}),
+    (1, (2, 3, 9), {"kernel_size": 3, "stride": 2, "padding": 1}),
+    (1, (2, 8), {"kernel_size": 2, "ceil_mode": True, "dilation": 2}),
+]
+
+
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", MAX_POOL_CASES)
+def test_max_pool_grad(case, dtype, ties):
+    nd, shape, kwargs = case
+    x = _pool_input(shape, dtype, seed=len(shape) + int(ties), ties=ties)
+    tt_fn, th_fn = getattr(F, f"max_pool{nd}d"), getattr(TF, f"max_pool{nd}d")
+    helper_test_grad([x], lambda a: tt_fn(a, **kwargs), lambda a: th_fn(a, **kwargs), **_tol(dtype))
+
+
+def test_max_pool_grad_with_indices():
+    x = _pool_input((2, 2, 5, 6), np.float64, seed=1, ties=True)
+    kwargs = {"kernel_size": 3, "stride": 2, "padding": 1, "return_indices": True}
+    helper_test_grad([x], lambda a: F.max_pool2d(a, **kwargs), lambda a: TF.max_pool2d(a, **kwargs))
+    values, indices = F.max_pool2d(tt.tensor(x, requires_grad=True), **kwargs)
+    assert values.requires_grad and not indices.requires_grad
+
+
+AVG_POOL_CASES = [
+    (2, (2, 3, 6, 6), {"kernel_size": 2}),
+    (2, (2, 2, 7, 5), {"kernel_size": 3, "stride": 2, "padding": 1}),
+    (2, (2, 2, 7, 5), {"kernel_size": 3, "stride": 2, "padding": 1, "count_include_pad": False}),
+    (2, (1, 2, 6, 7), {"kernel_size": (3, 2), "stride": 2, "padding": 1, "ceil_mode": True}),
+    (2, (1, 2, 6, 7), {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True, "count_include_pad": False}),
+    (2, (2, 5, 5), {"kernel_size": 3, "stride": 1, "divisor_override": 4}),   # unbatched
+    (2, (2, 2, 5, 5), {"kernel_size": 2, "stride": 3, "padding": 1, "ceil_mode": True, "divisor_override": 3}),
+    (1, (2, 3, 9), {"kernel_size": 3, "stride": 2, "padding": 1}),
+    (1, (2, 3, 8), {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True, "count_include_pad": False}),
+    (1, (3, 7), {"kernel_size": 2, "stride": 1}),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", AVG_POOL_CASES)
+def test_avg_pool_grad(case, dtype):
+    nd, shape, kwargs = case
+    x = _pool_input(shape, dtype, seed=len(shape))
+    tt_fn, th_fn = getattr(F, f"avg_pool{nd}d"), getattr(TF, f"avg_pool{nd}d")
+    helper_test_grad([x], lambda a: tt_fn(a, **kwargs), lambda a: th_fn(a, **kwargs), **_tol(dtype))
+
+
+ADAPTIVE_CASES = [
+    (2, (2, 3, 7, 5), 3),
+    (2, (2, 3, 4, 6), (5, None)),        # upsampling rows: overlapping windows
+    (2, (2, 6, 6), 1),                   # unbatched, global pooling
+    (2, (1, 2, 5, 7), (2, 4)),
+    (1, (2, 3, 10), 4),
+    (1, (3, 4), 6),
+]
+
+
+@pytest.mark.parametrize("kind", ["avg", "max"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", ADAPTIVE_CASES)
+def test_adaptive_pool_grad(case, dtype, kind):
+    nd, shape, size = case
+    x = _pool_input(shape, dtype, seed=len(shape), ties=kind == "max")
+    tt_fn, th_fn = getattr(F, f"adaptive_{kind}_pool{nd}d"), getattr(TF, f"adaptive_{kind}_pool{nd}d")
+    helper_test_grad([x], lambda a: tt_fn(a, size), lambda a: th_fn(a, size), **_tol(dtype))
+
+
+def test_adaptive_max_pool_grad_with_indices():
+    x = _pool_input((2, 3, 7), np.float32, seed=0)
+    helper_test_grad([x], lambda a: F.adaptive_max_pool1d(a, 3, return_indices=True),
+                     lambda a: TF.adaptive_max_pool1d(a, 3, return_indices=True), **_tol(np.float32))
+
+
+def test_pool_grad_strided_gradient():
+    """A gradient that arrives transposed and expanded (the backward of transpose and of sum)."""
+    x = _pool_input((2, 3, 6, 6), np.float64, seed=5)
+
+    def fn(mod):
+        def run(a):
+            y = mod.avg_pool2d(a.transpose(2, 3), 3, stride=1, padding=1)
+            z = mod.max_pool2d(a, 2)
+            return y.transpose(2, 3), z.sum((0, 1)), mod.adaptive_avg_pool2d(a, 2).transpose(0, 1)
+        return run
+
+    helper_test_grad([x], fn(F), fn(TF))
+
+
+def test_pool_double_backward_is_refused():
+    x = tt.ones(1, 1, 4, 4, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="avg_pool2d: double backward"):
+        tt.autograd.grad(F.avg_pool2d(x, 2).sum(), [x], create_graph=True)
+
+
+def test_pool_no_grad_outside_grad_mode():
+    x = tt.ones(1, 1, 4, 4, requires_grad=True)
+    with tt.no_grad():
+        assert not F.max_pool2d(x, 2).requires_grad
+        assert not F.conv2d(x, tt.ones(1, 1, 2, 2)).requires_grad
+    assert F.adaptive_avg_pool2d(x, 2).grad_fn is not None
