@@ -381,18 +381,10 @@ tt_status tt_conv2d_backward_input(int dtype,
                                    const int64_t *gy_shape, uintptr_t grad_out, const int64_t *gy_strides,
                                    const int64_t *w_shape, uintptr_t weight, const int64_t *w_strides,
                                    const int64_t *stride, const int64_t *padding, const int64_t *dilation,
-                                   int64_t groups, const int64_t *in_size, uintptr_t grad_input) {
-    if (in_size == NULL || w_strides == NULL || gy_shape == NULL || w_shape == NULL) {
+                                   int64_t groups, const int64_t *x_shape, uintptr_t grad_input) {
+    if (w_strides == NULL || !non_negative(w_strides, 4)) {
         return TT_ERR_INVALID_ARG;
     }
-    if (!non_negative(w_strides, 4)) {
-        return TT_ERR_INVALID_ARG;
-    }
-    int64_t c_in;
-    if (!mul_ok(w_shape[1], groups, &c_in)) {
-        return TT_ERR_OVERFLOW;
-    }
-    const int64_t x_shape[4] = {gy_shape[0], c_in, in_size[0], in_size[1]};
     bgeom g;
     tt_status status = make_geom(&g, x_shape, gy_shape, gy_strides, w_shape, stride, padding, dilation, groups);
     if (status != TT_OK) {

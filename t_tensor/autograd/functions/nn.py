@@ -63,7 +63,7 @@ class Convolution(Function):
             grad_input = type(input)._empty(input._shape, input._dtype, fn)
             check(lib.tt_conv2d_backward_input(
                 input._dtype.code, gy_shape, grad.data_ptr(), gy_strides, g.w_shape, weight.data_ptr(), g.w_strides,
-                g.stride, g.before, g.dilation, g.groups, g.x_shape[2:], grad_input.data_ptr()), fn)
+                g.stride, g.before, g.dilation, g.groups, g.x_shape, grad_input.data_ptr()), fn)
         if ctx.needs_input_grad[1]:
             grad_weight = type(weight)._empty(weight._shape, weight._dtype, fn)
             check(lib.tt_conv2d_backward_weight(

@@ -22,7 +22,7 @@ tt_status tt_conv2d_backward_input(int dtype,
                                    const int64_t *gy_shape, uintptr_t grad_out, const int64_t *gy_strides,
                                    const int64_t *w_shape, uintptr_t weight, const int64_t *w_strides,
                                    const int64_t *stride, const int64_t *padding, const int64_t *dilation,
-                                   int64_t groups, const int64_t *in_size, uintptr_t grad_input);
+                                   int64_t groups, const int64_t *x_shape, uintptr_t grad_input);
 
 /* dL/dweight: for each group, the sum over the images of grad_out_group @ im2col(x_group)^T.
    w_shape = (c_out, c_in / groups, kh, kw); grad_weight: a contiguous buffer of that shape.
