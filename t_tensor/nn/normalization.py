@@ -12,7 +12,7 @@ elements share a mean and variance:
   channels and the spatial dimensions.
 
 Both are computed with tensor ops in the input's dtype. Their gradients are explicit formulas
-(``t_tensor/autograd/functions/nn.py``), first-order only.
+(``t_tensor/autograd/functions/nn.py``), differentiable again (``create_graph=True``).
 
 >>> import t_tensor as tt
 >>> import t_tensor.nn.functional as F
@@ -82,15 +82,19 @@ def _check_batch_norm(input: Any, running_mean: Any, running_var: Any, weight: A
                          f"{list(input.shape)}")
 
 
+def _batch_stats(input: Any) -> tuple[Any, Any]:
+    """The mean and biased variance of each channel, (C,) each."""
+    dims = (0,) + tuple(range(2, input.ndim))
+    mean = input.mean(dims)
+    centered = input - _per_channel(mean, input.ndim)
+    return mean, (centered * centered).mean(dims)
+
+
 def _batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any, bias: Any, training: bool,
-                momentum: float, eps: float) -> tuple[Any, Any, Any]:
-    """(output, x_hat, invstd): the forward, and what its backward needs."""
-    nd = input.ndim
-    dims = (0,) + tuple(range(2, nd))
+                momentum: float, eps: float) -> tuple[Any, Any, Any, Any]:
+    """(output, x_hat, mean, invstd): the forward, and what its backward needs."""
     if training:
-        mean = input.mean(dims)
-        centered = input - _per_channel(mean, nd)
-        var = (centered * centered).mean(dims)
+        mean, var = _batch_stats(input)
         count = math.prod(input.shape) // input.shape[1]
         with no_grad():
             if running_mean is not None:
@@ -98,11 +102,10 @@ def _batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any, bi
             if running_var is not None:
                 running_var.mul_(1 - momentum).add_(var * (momentum * count / (count - 1)))
     else:
-        centered = input - _per_channel(running_mean, nd)
-        var = running_var
+        mean, var = running_mean.clone(), running_var
     invstd = (var + eps).rsqrt()
-    x_hat = centered * _per_channel(invstd, nd)
-    return _affine(x_hat, weight, bias), x_hat, invstd
+    x_hat = (input - _per_channel(mean, input.ndim)) * _per_channel(invstd, input.ndim)
+    return _affine(x_hat, weight, bias), x_hat, mean, invstd
 
 
 def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = None, bias: Any = None,
@@ -129,13 +132,18 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
                        float(eps))[0]
 
 
-def _group_norm(input: Any, num_groups: int, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any]:
-    """(output, x_hat, invstd (N, G, 1)): the forward, and what its backward needs."""
+def _group_stats(input: Any, num_groups: int, eps: float) -> tuple[Any, Any]:
+    """(x_hat, invstd (N, G, 1)) of a group normalization."""
     shape = input.shape
     grouped = input.reshape(shape[0], num_groups, math.prod(shape[1:]) // num_groups)
     centered = grouped - grouped.mean(2, keepdim=True)
     invstd = ((centered * centered).mean(2, keepdim=True) + eps).rsqrt()
-    x_hat = (centered * invstd).reshape(shape)
+    return (centered * invstd).reshape(shape), invstd
+
+
+def _group_norm(input: Any, num_groups: int, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any]:
+    """(output, x_hat, invstd (N, G, 1)): the forward, and what its backward needs."""
+    x_hat, invstd = _group_stats(input, num_groups, eps)
     return _affine(x_hat, weight, bias), x_hat, invstd
 
 

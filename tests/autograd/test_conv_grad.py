@@ -51,6 +51,7 @@ CONV_CASES = [
 ]
 
 
+@pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel")  # torch's own performance note
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("case", CONV_CASES)
@@ -110,11 +111,30 @@ def test_conv_empty_batch_grad():
     assert b.grad.tolist() == [0.0, 0.0, 0.0]
 
 
-def test_conv_double_backward_is_refused():
-    x = tt.ones(1, 1, 3, 3, requires_grad=True)
-    w = tt.ones(1, 1, 2, 2, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="conv2d: double backward"):
-        tt.autograd.grad(F.conv2d(x, w).sum(), [x], create_graph=True)
+@pytest.mark.parametrize("case", [CONV_CASES[i] for i in (1, 2, 5, 6, 10, 12)])
+def test_conv_second_order(case):
+    """create_graph: the gradient kernels are differentiable again (each one's derivative is the
+    convolution or the other kernel)."""
+    nd, n, c_in, c_out, size, k, kwargs = case
+    arrays = _conv_case(nd, n, c_in, c_out, size, k, kwargs.get("groups", 1), True, np.float64, seed=11)
+    tt_fn, th_fn = getattr(F, f"conv{nd}d"), getattr(TF, f"conv{nd}d")
+    helper_test_grad(arrays, lambda *a: tt_fn(*a, **kwargs), lambda *a: th_fn(*a, **kwargs), create_graph=True,
+                     **_tol(np.float64))
+
+
+def test_conv_third_order():
+    x, w = _conv_case(2, 2, 2, 2, 5, 3, 1, False, np.float64, seed=12)
+
+    def grads(lib, conv):
+        tx, tw = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
+        y = (conv(tx, tw, padding=1) ** 2).sum()
+        (gx,) = lib.autograd.grad(y, [tx], create_graph=True)
+        (gw,) = lib.autograd.grad((gx * gx).sum(), [tw], create_graph=True)
+        (gxx,) = lib.autograd.grad(gw.sum(), [tx])
+        return gw, gxx
+
+    for ours, theirs in zip(grads(tt, F.conv2d), grads(torch, TF.conv2d), strict=True):
+        np.testing.assert_allclose(np.asarray(ours.detach()), theirs.detach().numpy(), rtol=1e-9, atol=1e-9)
 
 
 # ---------------------------------------------------------------------- pooling
@@ -220,10 +240,28 @@ def test_pool_grad_strided_gradient():
     helper_test_grad([x], fn(F), fn(TF))
 
 
-def test_pool_double_backward_is_refused():
-    x = tt.ones(1, 1, 4, 4, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="avg_pool2d: double backward"):
-        tt.autograd.grad(F.avg_pool2d(x, 2).sum(), [x], create_graph=True)
+@pytest.mark.parametrize("name, args", [
+    ("max_pool2d", {"kernel_size": 3, "stride": 2, "padding": 1}),
+    ("max_pool1d", {"kernel_size": 2, "ceil_mode": True}),
+    ("avg_pool2d", {"kernel_size": 3, "stride": 2, "padding": 1, "count_include_pad": False}),
+    ("avg_pool1d", {"kernel_size": 3, "stride": 1, "padding": 1}),
+    ("adaptive_avg_pool2d", {"output_size": (3, 2)}),
+    ("adaptive_max_pool1d", {"output_size": 4}),
+])
+def test_pool_second_order(name, args):
+    """The pooling gradients are linear in grad: second derivatives through a nonlinearity of the
+    first-order gradient (here, its square) still need their own derivatives."""
+    nd = int(name[-2])
+    x = _pool_input((2, 2) + (7,) * nd, np.float64, seed=9)
+
+    def fn(mod, lib):
+        def run(a):
+            y = getattr(mod, name)(a, **args)
+            (g,) = lib.autograd.grad((y * y).sum(), [a], create_graph=True)
+            return g * g
+        return run
+
+    helper_test_grad([x], fn(F, tt), fn(TF, torch))
 
 
 def test_pool_no_grad_outside_grad_mode():

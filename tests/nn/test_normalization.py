@@ -135,3 +135,20 @@ def test_normalization_errors():
         F.group_norm(tt.ones(4), 1)
     with pytest.raises(NotImplementedError, match="batch_norm: not implemented for int64"):
         F.batch_norm(tt.ones(2, 2, dtype=tt.int64), None, None, training=True)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_second_order(training):
+    arrays = _arrays((3, 2, 4), np.float64, 8, True)
+    stats = [np.array([0.5, -1.0]), np.array([2.0, 0.5])]
+
+    def run(lib, fn):
+        return lambda x, w, b: fn(x, *(lib.tensor(s.copy()) for s in stats), w, b, training=training)
+
+    helper_test_grad(arrays, run(tt, F.batch_norm), run(torch, TF.batch_norm), create_graph=True,
+                     **_tol(np.float64))
+
+
+def test_group_norm_second_order():
+    helper_test_grad(_arrays((2, 4, 3), np.float64, 9, True), lambda x, w, b: F.group_norm(x, 2, w, b),
+                     lambda x, w, b: TF.group_norm(x, 2, w, b), create_graph=True, **_tol(np.float64))

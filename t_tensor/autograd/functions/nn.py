@@ -11,14 +11,18 @@
   onto the window (C kernel, same window and divisor rules as the forward).
 * Batch and group normalization: explicit formulas (below), written with public ops.
 
-The C-kernel backwards are first-order only: with ``create_graph=True`` they raise
-NotImplementedError rather than return gradients without history.
+Every backward is itself differentiable (``create_graph=True`` gives higher-order gradients): the
+gradient kernels are Functions too, and each one's derivative is another of them. dx of a
+convolution is linear in (grad, weight), its derivative in grad is the convolution itself and in
+weight the weight-gradient kernel; the pooling backwards are linear in grad, with the forward
+pooling (average) or a gather at the indices (max) as their derivative; the normalization
+backwards recompute their statistics from the input with differentiable ops when recording.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from t_tensor import creation
 from t_tensor._capi import check, lib
@@ -27,18 +31,50 @@ from t_tensor.autograd.function import Function
 from t_tensor.nn import functional as F
 from t_tensor.nn import normalization as N
 
-__all__ = ["AdaptivePool", "AvgPool", "BatchNorm", "Convolution", "GroupNorm", "MaxPool"]
+__all__ = ["AdaptivePool", "AvgPool", "AvgPoolGrad", "BatchNorm", "ConvInputGrad", "ConvWeightGrad", "Convolution",
+           "GroupNorm", "MaxPool", "PoolGather", "PoolScatter"]
 
 
-def _first_order(fn: str) -> None:
-    if grad_mode.STATE.enabled:
-        raise NotImplementedError(f"{fn}: double backward (create_graph=True) is not implemented for {fn}")
-
-
-def _lifted(grad: Any, nd: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The (n, c, h, w) shape and strides of an output gradient, as the C kernels take them."""
-    shape, strides, _ = F._lift(grad, nd)
+def _lifted(t: Any, nd: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The (n, c, h, w) shape and strides of an input-like or output-like tensor, as the C kernels
+    take them."""
+    shape, strides, _ = F._lift(t, nd)
     return shape, strides
+
+
+class _ConvSpec(NamedTuple):
+    """One convolution: its user-level arguments (to run it again) and its checked geometry."""
+
+    fn: str
+    nd: int
+    args: tuple  # stride, padding, dilation, groups as the user gave them
+    g: Any  # nn.functional._ConvGeometry
+    input_shape: tuple[int, ...]
+
+    def conv(self, input: Any, weight: Any) -> Any:
+        return F._conv(self.fn, self.nd, input, weight, None, *self.args)
+
+
+def _conv_input_grad(spec: _ConvSpec, grad: Any, weight: Any) -> Any:
+    g = spec.g
+    gy_shape, gy_strides = _lifted(grad, spec.nd)
+    w_strides = weight._strides if spec.nd == 2 else weight._strides[:2] + (0,) + weight._strides[2:]
+    result = type(grad)._empty(spec.input_shape, grad._dtype, spec.fn)
+    check(lib.tt_conv2d_backward_input(grad._dtype.code, gy_shape, grad.data_ptr(), gy_strides, g.w_shape,
+                                       weight.data_ptr(), w_strides, g.stride, g.before, g.dilation, g.groups,
+                                       g.x_shape, result.data_ptr()), spec.fn)
+    return result
+
+
+def _conv_weight_grad(spec: _ConvSpec, input: Any, grad: Any) -> Any:
+    g = spec.g
+    gy_shape, gy_strides = _lifted(grad, spec.nd)
+    x_shape, x_strides = _lifted(input, spec.nd)
+    result = type(grad)._empty(g.w_shape if spec.nd == 2 else g.w_shape[:2] + g.w_shape[3:], grad._dtype, spec.fn)
+    check(lib.tt_conv2d_backward_weight(grad._dtype.code, x_shape, input.data_ptr(), x_strides, gy_shape,
+                                        grad.data_ptr(), gy_strides, g.stride, g.before, g.dilation, g.groups,
+                                        g.w_shape, result.data_ptr()), spec.fn)
+    return result
 
 
 class Convolution(Function):
@@ -48,39 +84,108 @@ class Convolution(Function):
     def forward(ctx: Any, input: Any, weight: Any, bias: Any, fn: str, nd: int, stride: Any, padding: Any,
                 dilation: Any, groups: Any) -> Any:
         geometry = F._conv_geometry(fn, nd, input, weight, bias, stride, padding, dilation, groups)
-        ctx.geometry, ctx.fn, ctx.nd = geometry, fn, nd
+        ctx.spec = _ConvSpec(fn, nd, (stride, padding, dilation, groups), geometry, input._shape)
         ctx.save_for_backward(input, weight)
         return F._conv_forward(fn, input, weight, bias, geometry)
 
     @staticmethod
     def backward(ctx: Any, grad: Any) -> tuple:
-        _first_order(ctx.fn)
         input, weight = ctx.saved_tensors
-        g, fn = ctx.geometry, ctx.fn
-        gy_shape, gy_strides = _lifted(grad, ctx.nd)
+        spec = ctx.spec
         grad_input = grad_weight = grad_bias = None
         if ctx.needs_input_grad[0]:
-            grad_input = type(input)._empty(input._shape, input._dtype, fn)
-            check(lib.tt_conv2d_backward_input(
-                input._dtype.code, gy_shape, grad.data_ptr(), gy_strides, g.w_shape, weight.data_ptr(), g.w_strides,
-                g.stride, g.before, g.dilation, g.groups, g.x_shape, grad_input.data_ptr()), fn)
+            grad_input = ConvInputGrad.apply(grad, weight, spec)
         if ctx.needs_input_grad[1]:
-            grad_weight = type(weight)._empty(weight._shape, weight._dtype, fn)
-            check(lib.tt_conv2d_backward_weight(
-                input._dtype.code, g.x_shape, input.data_ptr(), g.x_strides, gy_shape, grad.data_ptr(), gy_strides,
-                g.stride, g.before, g.dilation, g.groups, g.w_shape, grad_weight.data_ptr()), fn)
+            grad_weight = ConvWeightGrad.apply(input, grad, spec)
         if ctx.needs_input_grad[2]:
-            channel = grad.ndim - ctx.nd - 1
+            channel = grad.ndim - spec.nd - 1
             grad_bias = grad.sum(tuple(d for d in range(grad.ndim) if d != channel))
         return (grad_input, grad_weight, grad_bias) + (None,) * 6
 
 
-def _scatter_to_indices(grad: Any, indices: Any, input_shape: tuple[int, ...], nd: int) -> Any:
-    """The gradient of a max pooling: each output gradient added at its flat plane index."""
-    planes = math.prod(input_shape[:-nd])
-    dst = creation.zeros((planes, math.prod(input_shape[-nd:])), dtype=grad._dtype)
-    src_shape = (planes, math.prod(indices._shape[-nd:]))
-    return dst.scatter_add(1, indices.reshape(src_shape), grad.reshape(src_shape)).reshape(input_shape)
+class ConvInputGrad(Function):
+    """dx of a convolution, a function of (grad, weight), bilinear: its derivative along grad is the
+    convolution of the incoming gradient with weight, along weight the weight gradient of a
+    convolution of the incoming gradient (as input) that produced grad."""
+
+    @staticmethod
+    def forward(ctx: Any, grad: Any, weight: Any, spec: _ConvSpec) -> Any:
+        ctx.spec = spec
+        ctx.save_for_backward(grad, weight)
+        return _conv_input_grad(spec, grad, weight)
+
+    @staticmethod
+    def backward(ctx: Any, gg: Any) -> tuple:
+        grad, weight = ctx.saved_tensors
+        d_grad = ctx.spec.conv(gg, weight) if ctx.needs_input_grad[0] else None
+        d_weight = ConvWeightGrad.apply(gg, grad, ctx.spec) if ctx.needs_input_grad[1] else None
+        return d_grad, d_weight, None
+
+
+class ConvWeightGrad(Function):
+    """dw of a convolution, a function of (input, grad), bilinear: its derivative along input is
+    the input gradient for the incoming gradient as weights, along grad the convolution of input
+    with the incoming gradient as weights."""
+
+    @staticmethod
+    def forward(ctx: Any, input: Any, grad: Any, spec: _ConvSpec) -> Any:
+        ctx.spec = spec
+        ctx.save_for_backward(input, grad)
+        return _conv_weight_grad(spec, input, grad)
+
+    @staticmethod
+    def backward(ctx: Any, gg: Any) -> tuple:
+        input, grad = ctx.saved_tensors
+        d_input = ConvInputGrad.apply(grad, gg, ctx.spec) if ctx.needs_input_grad[0] else None
+        d_grad = ctx.spec.conv(input, gg) if ctx.needs_input_grad[1] else None
+        return d_input, d_grad, None
+
+
+# ---------------------------------------------------------------------- pooling
+
+
+class _Planes(NamedTuple):
+    """An input of ``shape`` seen as (planes, plane size), with the output's flat indices into it."""
+
+    shape: tuple[int, ...]
+    out_shape: tuple[int, ...]
+    indices: Any  # (planes, outputs per plane), int64
+
+    @staticmethod
+    def make(shape: tuple[int, ...], indices: Any, nd: int) -> _Planes:
+        planes = math.prod(shape[:-nd])
+        return _Planes(shape, indices._shape, indices.reshape(planes, math.prod(indices._shape[-nd:])))
+
+
+class PoolScatter(Function):
+    """The gradient of a max pooling: each output gradient added at its input index. Linear in
+    grad; its derivative is :class:`PoolGather`."""
+
+    @staticmethod
+    def forward(ctx: Any, grad: Any, planes: _Planes) -> Any:
+        ctx.planes = planes
+        dst = creation.zeros((planes.indices._shape[0], math.prod(planes.shape) // max(planes.indices._shape[0], 1)),
+                             dtype=grad._dtype)
+        src = grad.reshape(planes.indices._shape)
+        return dst.scatter_add(1, planes.indices, src).reshape(planes.shape)
+
+    @staticmethod
+    def backward(ctx: Any, gg: Any) -> tuple:
+        return PoolGather.apply(gg, ctx.planes), None
+
+
+class PoolGather(Function):
+    """Each output's value read at its input index: the derivative of :class:`PoolScatter`."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, planes: _Planes) -> Any:
+        ctx.planes = planes
+        flat = x.reshape(planes.indices._shape[0], math.prod(planes.shape) // max(planes.indices._shape[0], 1))
+        return flat.gather(1, planes.indices).reshape(planes.out_shape)
+
+    @staticmethod
+    def backward(ctx: Any, gg: Any) -> tuple:
+        return PoolScatter.apply(gg, ctx.planes), None
 
 
 class MaxPool(Function):
@@ -91,13 +196,47 @@ class MaxPool(Function):
                 ceil_mode: bool, return_indices: bool) -> Any:
         values, indices = F._max_pool(fn, nd, input, kernel_size, stride, padding, dilation, ceil_mode, True)
         ctx.mark_non_differentiable(indices)
-        ctx.fn, ctx.nd, ctx.shape, ctx.indices = fn, nd, input._shape, indices
+        ctx.planes = _Planes.make(input._shape, indices, nd)
         return (values, indices) if return_indices else values
 
     @staticmethod
     def backward(ctx: Any, grad: Any, *_: Any) -> tuple:
-        _first_order(ctx.fn)
-        return (_scatter_to_indices(grad, ctx.indices, ctx.shape, ctx.nd),) + (None,) * 8
+        return (PoolScatter.apply(grad, ctx.planes),) + (None,) * 8
+
+
+class _AvgSpec(NamedTuple):
+    """One average pooling: how to run it again, and the arguments of its C backward."""
+
+    fn: str
+    nd: int
+    forward: Any  # the pooling itself, a function of the input
+    shape: tuple[int, ...]  # the input's
+    adaptive: bool
+    kernel: tuple[int, ...]
+    stride: tuple[int, ...]
+    pad: tuple[int, ...]
+    include_pad: bool
+    divisor: int
+
+
+class AvgPoolGrad(Function):
+    """The gradient of an average pooling (also adaptive). Linear in grad; its derivative is the
+    pooling itself."""
+
+    @staticmethod
+    def forward(ctx: Any, grad: Any, spec: _AvgSpec) -> Any:
+        ctx.spec = spec
+        gy_shape, gy_strides = _lifted(grad, spec.nd)
+        result = grad._empty(spec.shape, grad._dtype, spec.fn)
+        in_size = spec.shape[-2:] if spec.nd == 2 else (1, spec.shape[-1])
+        check(lib.tt_avg_pool2d_backward(
+            grad._dtype.code, int(spec.adaptive), gy_shape, grad.data_ptr(), gy_strides, spec.kernel, spec.stride,
+            spec.pad, int(spec.include_pad), spec.divisor, in_size, result.data_ptr()), spec.fn)
+        return result
+
+    @staticmethod
+    def backward(ctx: Any, gg: Any) -> tuple:
+        return ctx.spec.forward(gg), None
 
 
 class AvgPool(Function):
@@ -108,26 +247,20 @@ class AvgPool(Function):
                 ceil_mode: bool, count_include_pad: bool, divisor_override: Any) -> Any:
         result = F._avg_pool(fn, nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                              divisor_override)
-        kernel, stride, pad, _, _ = F._pool_geometry(fn, nd, input, kernel_size, stride, padding, 1, ceil_mode)
-        (ctx.kernel, ctx.stride), (ctx.pad,) = F._two_d(nd, kernel, stride, fill=1), F._two_d(nd, pad, fill=0)
-        ctx.fn, ctx.nd, ctx.shape, ctx.dtype = fn, nd, input._shape, input._dtype
-        ctx.include_pad, ctx.divisor = bool(count_include_pad), divisor_override or 0
+        kernel, strides, pad, _, _ = F._pool_geometry(fn, nd, input, kernel_size, stride, padding, 1, ceil_mode)
+        (kernel, strides), (pad,) = F._two_d(nd, kernel, strides, fill=1), F._two_d(nd, pad, fill=0)
+
+        def again(x: Any) -> Any:
+            return F._avg_pool(fn, nd, x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                               divisor_override)
+
+        ctx.spec = _AvgSpec(fn, nd, again, input._shape, False, kernel, strides, pad, bool(count_include_pad),
+                            divisor_override or 0)
         return result
 
     @staticmethod
     def backward(ctx: Any, grad: Any) -> tuple:
-        _first_order(ctx.fn)
-        return (_avg_backward(ctx, grad, False, ctx.kernel, ctx.stride, ctx.pad),) + (None,) * 8
-
-
-def _avg_backward(ctx: Any, grad: Any, adaptive: bool, kernel: Any, stride: Any, pad: Any) -> Any:
-    gy_shape, gy_strides = _lifted(grad, ctx.nd)
-    result = grad._empty(ctx.shape, ctx.dtype, ctx.fn)
-    in_size = ctx.shape[-2:] if ctx.nd == 2 else (1, ctx.shape[-1])
-    check(lib.tt_avg_pool2d_backward(
-        ctx.dtype.code, int(adaptive), gy_shape, grad.data_ptr(), gy_strides, kernel, stride, pad,
-        int(not adaptive and ctx.include_pad), 0 if adaptive else ctx.divisor, in_size, result.data_ptr()), ctx.fn)
-    return result
+        return (AvgPoolGrad.apply(grad, ctx.spec),) + (None,) * 8
 
 
 class AdaptivePool(Function):
@@ -136,20 +269,20 @@ class AdaptivePool(Function):
     @staticmethod
     def forward(ctx: Any, input: Any, fn: str, nd: int, max: bool, output_size: Any, return_indices: bool) -> Any:
         out = F._adaptive(fn, nd, max, input, output_size, max)
-        ctx.fn, ctx.nd, ctx.max, ctx.shape, ctx.dtype = fn, nd, max, input._shape, input._dtype
         if not max:
+            ctx.spec = _AvgSpec(fn, nd, lambda x: F._adaptive(fn, nd, False, x, output_size, False), input._shape,
+                                True, (1, 1), (1, 1), (0, 0), False, 0)
             return out
         values, indices = out
         ctx.mark_non_differentiable(indices)
-        ctx.indices = indices
+        ctx.planes = _Planes.make(input._shape, indices, nd)
         return (values, indices) if return_indices else values
 
     @staticmethod
     def backward(ctx: Any, grad: Any, *_: Any) -> tuple:
-        _first_order(ctx.fn)
-        if ctx.max:
-            return (_scatter_to_indices(grad, ctx.indices, ctx.shape, ctx.nd),) + (None,) * 5
-        return (_avg_backward(ctx, grad, True, (1, 1), (1, 1), (0, 0)),) + (None,) * 5
+        if hasattr(ctx, "planes"):
+            return (PoolScatter.apply(grad, ctx.planes),) + (None,) * 5
+        return (AvgPoolGrad.apply(grad, ctx.spec),) + (None,) * 5
 
 
 # ---------------------------------------------------------------------- normalization
@@ -164,20 +297,27 @@ class BatchNorm(Function):
     """batch_norm. With x_hat = (x - mean) * invstd over the (N, *) elements of each channel and
     y = x_hat * w + b: db = sum(dy), dw = sum(dy * x_hat), and in training (the statistics depend on
     x) dx = w * invstd * (dy - mean(dy) - x_hat * mean(dy * x_hat)), in evaluation (fixed running
-    statistics) dx = w * invstd * dy; sums and means per channel."""
+    statistics) dx = w * invstd * dy; sums and means per channel. When recording (create_graph),
+    x_hat and invstd are first recomputed from x with differentiable ops."""
 
     @staticmethod
     def forward(ctx: Any, input: Any, running_mean: Any, running_var: Any, weight: Any, bias: Any,
                 training: bool, momentum: float, eps: float) -> Any:
-        y, x_hat, invstd = N._batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
-        ctx.training = training
-        ctx.save_for_backward(x_hat, invstd, weight)
+        y, x_hat, mean, invstd = N._batch_norm(input, running_mean, running_var, weight, bias, training, momentum,
+                                               eps)
+        ctx.training, ctx.eps = training, eps
+        ctx.save_for_backward(input, x_hat, mean, invstd, weight)
         return y
 
     @staticmethod
     def backward(ctx: Any, grad: Any) -> tuple:
-        x_hat, invstd, weight = ctx.saved_tensors
+        input, x_hat, mean, invstd, weight = ctx.saved_tensors
         nd = grad.ndim
+        if grad_mode.STATE.enabled:  # create_graph: the statistics as functions of the input
+            if ctx.training:
+                mean, var = N._batch_stats(input)
+                invstd = (var + ctx.eps).rsqrt()
+            x_hat = (input - _channel_view(mean, nd)) * _channel_view(invstd, nd)
         dims = (0,) + tuple(range(2, nd))
         grad_input = grad_weight = grad_bias = None
         if ctx.needs_input_grad[0]:
@@ -198,28 +338,31 @@ class BatchNorm(Function):
 class GroupNorm(Function):
     """group_norm. Per image and group, x_hat = (x - mean) * invstd over its C/G * spatial elements;
     y = x_hat * w + b (per channel). With dz = dy * w: dx = invstd * (dz - mean(dz) - x_hat *
-    mean(dz * x_hat)), means per image and group; dw = sum(dy * x_hat), db = sum(dy) per channel."""
+    mean(dz * x_hat)), means per image and group; dw = sum(dy * x_hat), db = sum(dy) per channel.
+    When recording (create_graph), x_hat and invstd are first recomputed from x."""
 
     @staticmethod
     def forward(ctx: Any, input: Any, num_groups: int, weight: Any, bias: Any, eps: float) -> Any:
         y, x_hat, invstd = N._group_norm(input, num_groups, weight, bias, eps)
-        ctx.groups = num_groups
-        ctx.save_for_backward(x_hat, invstd, weight)
+        ctx.groups, ctx.eps = num_groups, eps
+        ctx.save_for_backward(input, x_hat, invstd, weight)
         return y
 
     @staticmethod
     def backward(ctx: Any, grad: Any) -> tuple:
-        x_hat, invstd, weight = ctx.saved_tensors
+        input, x_hat, invstd, weight = ctx.saved_tensors
+        if grad_mode.STATE.enabled:  # create_graph: the statistics as functions of the input
+            x_hat, invstd = N._group_stats(input, ctx.groups, ctx.eps)
         nd, shape = grad.ndim, grad._shape
         dims = (0,) + tuple(range(2, nd))
         grad_input = grad_weight = grad_bias = None
         if ctx.needs_input_grad[0]:
             dz = grad if weight is None else grad * _channel_view(weight, nd)
-            grouped = (shape[0], ctx.groups, -1)
+            grouped = (shape[0], ctx.groups, math.prod(shape[1:]) // ctx.groups)
             dz, xh = dz.reshape(grouped), x_hat.reshape(grouped)
             mean_dz = dz.mean(2, keepdim=True)
             mean_dz_xhat = (dz * xh).mean(2, keepdim=True)
-            grad_input = ((dz - mean_dz - xh * mean_dz_xhat) * invstd.reshape(shape[0], ctx.groups, 1)).reshape(shape)
+            grad_input = ((dz - mean_dz - xh * mean_dz_xhat) * invstd).reshape(shape)
         if ctx.needs_input_grad[2]:
             grad_weight = (grad * x_hat).sum(dims)
         if ctx.needs_input_grad[3]:
