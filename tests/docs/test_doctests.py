@@ -31,6 +31,7 @@ MODULES = [
     "t_tensor.sorting",
     "t_tensor.nn",
     "t_tensor.nn.functional",
+    "t_tensor.nn.normalization",
     "t_tensor.indexing",
     "t_tensor.linalg",
     "t_tensor.reductions",

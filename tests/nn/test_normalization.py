@@ -131,8 +131,16 @@ def test_normalization_errors():
         F.batch_norm(tt.tensor(x), None, None)
     with pytest.raises(RuntimeError, match="group_norm: expected bias of dtype float32"):
         F.group_norm(tt.tensor(x), 2, None, tt.ones(4, dtype=tt.float64))
-    with pytest.raises(ValueError, match="group_norm: expected an input of at least 2 dimensions"):
-        F.group_norm(tt.ones(4), 1)
+    helper_test_exception([np.ones(4, np.float32)], lambda a: F.group_norm(a, 1), lambda a: TF.group_norm(a, 1),
+                          exception=RuntimeError,
+                          match="group_norm: Expected at least 2 dimensions for input tensor but received 1")
+    for training, eps, match in ((True, 0.0, "eps must be positive during training"),
+                                 (False, -1.0, "eps must be non-negative")):
+        helper_test_exception([x], lambda a, t=training, e=eps: F.batch_norm(a, tt.zeros(4), tt.ones(4), training=t,
+                                                                            eps=e),
+                              lambda a, t=training, e=eps: TF.batch_norm(a, torch.zeros(4), torch.ones(4),
+                                                                        training=t, eps=e),
+                              exception=ValueError, match=f"batch_norm: {match}")
     with pytest.raises(NotImplementedError, match="batch_norm: not implemented for int64"):
         F.batch_norm(tt.ones(2, 2, dtype=tt.int64), None, None, training=True)
 
