@@ -264,6 +264,24 @@ def test_pool_second_order(name, args):
     helper_test_grad([x], fn(F, tt), fn(TF, torch))
 
 
+@pytest.mark.parametrize("name, args", [("max_pool2d", (2,)), ("avg_pool1d", (2,)), ("adaptive_max_pool2d", (2,)),
+                                        ("adaptive_avg_pool1d", (3,))])
+def test_pool_grad_empty_batch(name, args):
+    nd = int(name[-2])
+    x = np.zeros((0, 2) + (4,) * nd, np.float32)
+    helper_test_grad([x], lambda a: getattr(F, name)(a, *args), lambda a: getattr(TF, name)(a, *args))
+
+
+@pytest.mark.parametrize("name, args", [("conv2d", ()), ("max_pool2d", (2,)), ("avg_pool2d", (3, 1, 1)),
+                                        ("adaptive_avg_pool2d", (3,)), ("adaptive_max_pool2d", (2,))])
+def test_float16_grads(name, args):
+    """float16 gradients (computed in float32 in the kernels) against torch's float16."""
+    x = np.random.default_rng(0).uniform(-1, 1, (2, 3, 6, 6)).astype(np.float16)
+    inputs = [x, np.random.default_rng(1).uniform(-1, 1, (4, 3, 3, 3)).astype(np.float16)] if name == "conv2d" else [x]
+    helper_test_grad(inputs, lambda *a: getattr(F, name)(*a, *args), lambda *a: getattr(TF, name)(*a, *args),
+                     atol=2e-2, rtol=1e-2, grad_inputs=[True] * len(inputs))
+
+
 def test_pool_no_grad_outside_grad_mode():
     x = tt.ones(1, 1, 4, 4, requires_grad=True)
     with tt.no_grad():

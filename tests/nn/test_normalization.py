@@ -160,3 +160,11 @@ def test_batch_norm_second_order(training):
 def test_group_norm_second_order():
     helper_test_grad(_arrays((2, 4, 3), np.float64, 9, True), lambda x, w, b: F.group_norm(x, 2, w, b),
                      lambda x, w, b: TF.group_norm(x, 2, w, b), create_graph=True, **_tol(np.float64))
+
+
+def test_float16():
+    arrays = [a.astype(np.float16) for a in _arrays((4, 3, 5), np.float32, 10, True)]
+    helper_test_grad(arrays, lambda x, w, b: F.group_norm(x, 3, w, b), lambda x, w, b: TF.group_norm(x, 3, w, b),
+                     atol=3e-2, rtol=2e-2)
+    helper_test_grad(arrays, lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+                     lambda x, w, b: TF.batch_norm(x, None, None, w, b, training=True), atol=3e-2, rtol=2e-2)

@@ -148,13 +148,15 @@ class _Planes(NamedTuple):
     """An input of ``shape`` seen as (planes, plane size), with the output's flat indices into it."""
 
     shape: tuple[int, ...]
+    flat: tuple[int, int]  # (planes, plane size)
     out_shape: tuple[int, ...]
     indices: Any  # (planes, outputs per plane), int64
 
     @staticmethod
     def make(shape: tuple[int, ...], indices: Any, nd: int) -> _Planes:
         planes = math.prod(shape[:-nd])
-        return _Planes(shape, indices._shape, indices.reshape(planes, math.prod(indices._shape[-nd:])))
+        return _Planes(shape, (planes, math.prod(shape[-nd:])), indices._shape,
+                       indices.reshape(planes, math.prod(indices._shape[-nd:])))
 
 
 class PoolScatter(Function):
@@ -164,10 +166,8 @@ class PoolScatter(Function):
     @staticmethod
     def forward(ctx: Any, grad: Any, planes: _Planes) -> Any:
         ctx.planes = planes
-        dst = creation.zeros((planes.indices._shape[0], math.prod(planes.shape) // max(planes.indices._shape[0], 1)),
-                             dtype=grad._dtype)
-        src = grad.reshape(planes.indices._shape)
-        return dst.scatter_add(1, planes.indices, src).reshape(planes.shape)
+        dst = creation.zeros(planes.flat, dtype=grad._dtype)
+        return dst.scatter_add(1, planes.indices, grad.reshape(planes.indices._shape)).reshape(planes.shape)
 
     @staticmethod
     def backward(ctx: Any, gg: Any) -> tuple:
@@ -180,8 +180,7 @@ class PoolGather(Function):
     @staticmethod
     def forward(ctx: Any, x: Any, planes: _Planes) -> Any:
         ctx.planes = planes
-        flat = x.reshape(planes.indices._shape[0], math.prod(planes.shape) // max(planes.indices._shape[0], 1))
-        return flat.gather(1, planes.indices).reshape(planes.out_shape)
+        return x.reshape(planes.flat).gather(1, planes.indices).reshape(planes.out_shape)
 
     @staticmethod
     def backward(ctx: Any, gg: Any) -> tuple:
