@@ -5,7 +5,8 @@
  * Values are checked against PyTorch from Python (tests/autograd/test_conv_grad.py). Here every
  * input buffer is allocated at exactly the size its shape and strides reach, so AddressSanitizer
  * sees any read past an edge, and the results are compared with naive loops written from the
- * definition (the forward's sums, differentiated term by term). Sizes include several images
+ * definition (the forward's sums, differentiated term by term), for both paths (GEMM and the
+ * direct loops of small groups). Sizes include several images
  * with enough work for several workers (ThreadSanitizer), column blocks (large K), padding wider
  * than the input, stride-0 operands; float32 and float16 runs exercise the compute-type paths.
  * Bad arguments must come back as error statuses.
@@ -85,10 +86,14 @@ static double from_half(uint16_t h) {
 static void test_conv_backward_random(void) {
     for (int trial = 0; trial < 160; trial++) {
         const int big = trial % 40 == 0;   /* several workers, several column blocks */
-        const int64_t groups = draw(1, 3), cin_g = big ? 40 : draw(1, 3), m = draw(1, 3);
-        const int64_t kh = draw(1, 3), kw = draw(1, 3), sh = draw(1, 3), sw = draw(1, 3);
-        const int64_t dh = draw(1, 2), dw = draw(1, 2), ph = draw(0, 4), pw = draw(0, 4);
-        const int64_t n = big ? 4 : draw(1, 3), h = draw(1, 7), w = big ? 70 : draw(1, 7);
+        const int gemm = trial % 3 == 0;   /* M x K large enough for the GEMM path, else direct loops */
+        const int64_t groups = draw(1, 3), cin_g = big ? 60 : gemm ? draw(8, 10) : draw(1, 3);
+        const int64_t m = gemm ? draw(8, 10) : draw(1, 3);
+        /* big: K = 540 and P >= 680 outputs, more than one block of columns (COL_BUDGET / K) */
+        const int64_t kh = big ? 3 : draw(1, 3), kw = big ? 3 : draw(1, 3), sh = big ? 1 : draw(1, 3);
+        const int64_t sw = big ? 1 : draw(1, 3), dh = big ? 1 : draw(1, 2), dw = big ? 1 : draw(1, 2);
+        const int64_t ph = draw(0, 4), pw = draw(0, 4);
+        const int64_t n = big ? 4 : draw(1, 3), h = big ? 12 : draw(1, 7), w = big ? 70 : draw(1, 7);
         if (h + 2 * ph < dh * (kh - 1) + 1 || w + 2 * pw < dw * (kw - 1) + 1) {
             continue;
         }

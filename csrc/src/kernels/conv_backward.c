@@ -7,6 +7,8 @@
  *   dx:  col = W^T @ G (K x P), then col2im adds col[(ci, ky, kx), p] to the input position
  *        output position p read through (ci, ky, kx); positions in the padding are dropped.
  *   dw:  dW += G @ im2col(x)^T (M x K), summed over the images.
+ * Groups with a small M x K (depthwise convolutions: M = 1, K = kh * kw) skip the products, whose
+ * fixed cost would dominate: direct loops apply each kernel tap to whole output rows instead.
  * Output positions are taken in blocks so that `col` stays around 1 MiB. The products are
  * tt_gemm (matmul.c) in the compute type: float for float16 and float32, double for float64;
  * grad_out and the weights are first packed into contiguous compute-type matrices.
@@ -143,51 +145,120 @@ static int scratch_ok(int64_t a, int64_t b, int64_t c, int64_t workers, size_t e
     return mul_ok(total, workers, &total) && total < (int64_t)(SIZE_MAX / 2 / elem);
 }
 
+/* The output columns ox in [*lo, *hi) whose input column ox * stride + off lies in [0, w),
+   clipped to [0, ow). */
+static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int64_t *lo, int64_t *hi) {
+    int64_t l = off < 0 ? (-off + stride - 1) / stride : 0;
+    int64_t h = off < w ? (w - off + stride - 1) / stride : 0;
+    l = l < ow ? l : ow;
+    h = h < ow ? h : ow;
+    *lo = l;
+    *hi = h > l ? h : l;
+}
+
+/* Groups whose (c_out/groups) x K weight block is smaller than this (depthwise convolutions, tiny
+   kernels) skip the GEMM: direct loops, per kernel tap, are faster than a product that small. */
+#define DIRECT_MAX 64
+
 #define DEFINE_CONVB(name, T, CT, LD, ST, CODE, GEMM)                                              \
     /* col[r][j] for output positions p0 .. p0 + pn - 1 (r = (ci * kh + ky) * kw + kx), x at the    \
-       group's first channel of the image; zero where the window reads the padding. */             \
+       group's first channel of the image; zero where the window reads the padding. The positions  \
+       are walked one output row at a time, and within a row only the valid columns are read. */  \
     static void im2col_##name(const bgeom *g, const T *x, int64_t p0, int64_t pn, CT *col) {        \
-        for (int64_t ci = 0; ci < g->cin_g; ci++) {                                                 \
-            for (int64_t ky = 0; ky < g->kh; ky++) {                                                \
-                for (int64_t kx = 0; kx < g->kw; kx++) {                                            \
-                    CT *row = col + ((ci * g->kh + ky) * g->kw + kx) * pn;                          \
-                    int64_t oy = p0 / g->ow, ox = p0 % g->ow;                                       \
-                    for (int64_t j = 0; j < pn; j++) {                                              \
-                        const int64_t iy = oy * g->sh - g->ph + ky * g->dh;                         \
-                        const int64_t ix = ox * g->sw - g->pw + kx * g->dw;                         \
-                        row[j] = iy >= 0 && iy < g->h && ix >= 0 && ix < g->w                       \
-                                     ? (CT)LD(x + ci * g->xs[1] + iy * g->xs[2] + ix * g->xs[3])    \
-                                     : (CT)0;                                                       \
-                        if (++ox == g->ow) {                                                        \
-                            ox = 0;                                                                 \
-                            oy++;                                                                   \
-                        }                                                                           \
-                    }                                                                               \
+        for (int64_t r = 0; r < g->k; r++) {                                                        \
+            const int64_t ci = r / (g->kh * g->kw), ky = r / g->kw % g->kh, kx = r % g->kw;         \
+            const int64_t off = kx * g->dw - g->pw;                                                 \
+            int64_t lo, hi;                                                                         \
+            column_range(off, g->sw, g->w, g->ow, &lo, &hi);                                        \
+            CT *row = col + r * pn;                                                                 \
+            int64_t j = 0, oy = p0 / g->ow, ox = p0 % g->ow;                                        \
+            while (j < pn) {                                                                        \
+                const int64_t end = ox + (g->ow - ox < pn - j ? g->ow - ox : pn - j);               \
+                const int64_t iy = oy * g->sh - g->ph + ky * g->dh;                                 \
+                CT *dst = row + j; /* dst[t - ox] for the columns t in [ox, end) */                \
+                const int64_t a = lo > ox ? lo : ox, b = hi < end ? hi : end;                       \
+                if (iy < 0 || iy >= g->h || a >= b) {                                               \
+                    for (int64_t t = ox; t < end; t++) dst[t - ox] = 0;                             \
+                } else {                                                                            \
+                    const T *src = x + ci * g->xs[1] + iy * g->xs[2];                               \
+                    for (int64_t t = ox; t < a; t++) dst[t - ox] = 0;                               \
+                    for (int64_t t = a; t < b; t++) dst[t - ox] = (CT)LD(src + (t * g->sw + off) * g->xs[3]); \
+                    for (int64_t t = b; t < end; t++) dst[t - ox] = 0;                              \
                 }                                                                                   \
+                j += end - ox;                                                                      \
+                ox = 0;                                                                             \
+                oy++;                                                                               \
             }                                                                                       \
         }                                                                                           \
     }                                                                                               \
                                                                                                     \
     /* The reverse of im2col: img (the group's cin_g contiguous h x w planes) += col. */             \
     static void col2im_##name(const bgeom *g, const CT *col, int64_t p0, int64_t pn, CT *img) {     \
-        for (int64_t ci = 0; ci < g->cin_g; ci++) {                                                 \
-            CT *plane = img + ci * g->h * g->w;                                                     \
-            for (int64_t ky = 0; ky < g->kh; ky++) {                                                \
-                for (int64_t kx = 0; kx < g->kw; kx++) {                                            \
-                    const CT *row = col + ((ci * g->kh + ky) * g->kw + kx) * pn;                    \
-                    int64_t oy = p0 / g->ow, ox = p0 % g->ow;                                       \
-                    for (int64_t j = 0; j < pn; j++) {                                              \
-                        const int64_t iy = oy * g->sh - g->ph + ky * g->dh;                         \
-                        const int64_t ix = ox * g->sw - g->pw + kx * g->dw;                         \
-                        if (iy >= 0 && iy < g->h && ix >= 0 && ix < g->w) {                         \
-                            plane[iy * g->w + ix] += row[j];                                        \
-                        }                                                                           \
-                        if (++ox == g->ow) {                                                        \
-                            ox = 0;                                                                 \
-                            oy++;                                                                   \
-                        }                                                                           \
-                    }                                                                               \
+        for (int64_t r = 0; r < g->k; r++) {                                                        \
+            const int64_t ci = r / (g->kh * g->kw), ky = r / g->kw % g->kh, kx = r % g->kw;         \
+            const int64_t off = kx * g->dw - g->pw;                                                 \
+            int64_t lo, hi;                                                                         \
+            column_range(off, g->sw, g->w, g->ow, &lo, &hi);                                        \
+            const CT *row = col + r * pn;                                                           \
+            int64_t j = 0, oy = p0 / g->ow, ox = p0 % g->ow;                                        \
+            while (j < pn) {                                                                        \
+                const int64_t end = ox + (g->ow - ox < pn - j ? g->ow - ox : pn - j);               \
+                const int64_t iy = oy * g->sh - g->ph + ky * g->dh;                                 \
+                if (iy >= 0 && iy < g->h) {                                                         \
+                    const int64_t a = lo > ox ? lo : ox, b = hi < end ? hi : end;                   \
+                    const CT *src = row + j;                                                        \
+                    CT *dst = img + (ci * g->h + iy) * g->w;                                        \
+                    for (int64_t t = a; t < b; t++) dst[t * g->sw + off] += src[t - ox];            \
                 }                                                                                   \
+                j += end - ox;                                                                      \
+                ox = 0;                                                                             \
+                oy++;                                                                               \
+            }                                                                                       \
+        }                                                                                           \
+    }                                                                                               \
+                                                                                                    \
+    /* Direct dx of one image and group (no GEMM): img += the group's weights wq (m x K) applied    \
+       tap by tap to its grad_out rows gq (m x P). */                                               \
+    static void direct_input_##name(const bgeom *g, const CT *wq, const CT *gq, CT *img) {          \
+        for (int64_t r = 0; r < g->k; r++) {                                                        \
+            const int64_t ci = r / (g->kh * g->kw), ky = r / g->kw % g->kh, kx = r % g->kw;         \
+            const int64_t off = kx * g->dw - g->pw;                                                 \
+            int64_t lo, hi;                                                                         \
+            column_range(off, g->sw, g->w, g->ow, &lo, &hi);                                        \
+            for (int64_t oy = 0; oy < g->oh; oy++) {                                                \
+                const int64_t iy = oy * g->sh - g->ph + ky * g->dh;                                 \
+                if (iy < 0 || iy >= g->h) {                                                         \
+                    continue;                                                                       \
+                }                                                                                   \
+                CT *dst = img + (ci * g->h + iy) * g->w;                                            \
+                for (int64_t i = 0; i < g->m; i++) {                                                \
+                    const CT wv = wq[i * g->k + r], *src = gq + i * g->p + oy * g->ow;              \
+                    for (int64_t t = lo; t < hi; t++) dst[t * g->sw + off] += wv * src[t];          \
+                }                                                                                   \
+            }                                                                                       \
+        }                                                                                           \
+    }                                                                                               \
+                                                                                                    \
+    /* Direct dw of one image and group (no GEMM): acc (m x K) += grad_out rows gq (m x P) times    \
+       the input values each tap saw; x at the group's first channel of the image. */              \
+    static void direct_weight_##name(const bgeom *g, const T *x, const CT *gq, CT *acc) {           \
+        for (int64_t r = 0; r < g->k; r++) {                                                        \
+            const int64_t ci = r / (g->kh * g->kw), ky = r / g->kw % g->kh, kx = r % g->kw;         \
+            const int64_t off = kx * g->dw - g->pw;                                                 \
+            int64_t lo, hi;                                                                         \
+            column_range(off, g->sw, g->w, g->ow, &lo, &hi);                                        \
+            for (int64_t i = 0; i < g->m; i++) {                                                    \
+                CT sum = 0;                                                                         \
+                for (int64_t oy = 0; oy < g->oh; oy++) {                                            \
+                    const int64_t iy = oy * g->sh - g->ph + ky * g->dh;                             \
+                    if (iy < 0 || iy >= g->h) {                                                     \
+                        continue;                                                                   \
+                    }                                                                               \
+                    const T *src = x + ci * g->xs[1] + iy * g->xs[2];                               \
+                    const CT *gr = gq + i * g->p + oy * g->ow;                                      \
+                    for (int64_t t = lo; t < hi; t++) sum += gr[t] * (CT)LD(src + (t * g->sw + off) * g->xs[3]); \
+                }                                                                                   \
+                acc[i * g->k + r] += sum;                                                           \
             }                                                                                       \
         }                                                                                           \
     }                                                                                               \
@@ -226,6 +297,11 @@ static int scratch_ok(int64_t a, int64_t b, int64_t c, int64_t workers, size_t e
             memset(img, 0, (size_t)image * sizeof(CT));                                             \
             pack_gy_##name(g, j->gy, b, gbuf);                                                      \
             for (int64_t grp = 0; grp < g->groups; grp++) {                                         \
+                if (g->m * g->k < DIRECT_MAX) {                                                     \
+                    direct_input_##name(g, j->wpack + grp * g->m * g->k, gbuf + grp * g->m * g->p,  \
+                                        img + grp * g->cin_g * plane);                              \
+                    continue;                                                                       \
+                }                                                                                   \
                 for (int64_t blk = 0; blk < g->blocks; blk++) {                                     \
                     const int64_t p0 = blk * g->pb, pn = g->p - p0 < g->pb ? g->p - p0 : g->pb;     \
                     tt_status s = tt_gemm(GEMM, g->k, pn, g->m, (uintptr_t)(j->wpack + grp * g->m * g->k), 1, \
@@ -263,6 +339,10 @@ static int scratch_ok(int64_t a, int64_t b, int64_t c, int64_t workers, size_t e
             pack_gy_##name(g, j->gy, b, gbuf);                                                      \
             for (int64_t grp = 0; grp < g->groups; grp++) {                                         \
                 const T *xg = j->x + b * g->xs[0] + grp * g->cin_g * g->xs[1];                      \
+                if (g->m * g->k < DIRECT_MAX) {                                                     \
+                    direct_weight_##name(g, xg, gbuf + grp * g->m * g->p, acc + grp * g->m * g->k); \
+                    continue;                                                                       \
+                }                                                                                   \
                 for (int64_t blk = 0; blk < g->blocks; blk++) {                                     \
                     const int64_t p0 = blk * g->pb, pn = g->p - p0 < g->pb ? g->p - p0 : g->pb;     \
                     im2col_##name(g, xg, p0, pn, col);                                              \
