@@ -300,9 +300,15 @@ def _pool_geometry(fn: str, nd: int, input: Any, kernel_size: Any, stride: Any, 
     if any(p < 0 for p in pad):
         raise RuntimeError(f"{fn}: pad must be non-negative, but got pad: {list(pad)}")
     for k, p, d in zip(kernel, pad, dil, strict=True):
+        if fn == "max_pool1d" and p > k // 2:  # PyTorch's 1-D check comes first and ignores the dilation
+            raise RuntimeError(f"{fn}: padding should be at most half of kernel size, but got padding={p} and "
+                               f"kernel_size={k}")
         if p > ((k - 1) * d + 1) // 2:
             raise RuntimeError(f"{fn}: pad should be at most half of effective kernel size, but got pad={p}, "
                                f"kernel_size={k} and dilation={d}")
+    if fn == "max_pool2d" and any(p > k // 2 for k, p in zip(kernel, pad, strict=True)):  # its kernel's own check
+        raise RuntimeError(f"{fn}: pad should be smaller than or equal to half of kernel size, but got "
+                           f"padW = {pad[1]}, padH = {pad[0]}, kW = {kernel[1]}, kH = {kernel[0]}")
     spatial = input.shape[-nd:]
     out = tuple(_pool_output_size(*args, ceil_mode) for args in zip(spatial, kernel, pad, stride, dil, strict=True))
     if any(o < 1 for o in out):
@@ -339,7 +345,7 @@ def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
                ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """Maximum over each ``kernel_size`` window of (N, C, H, W) or (C, H, W) ``input``.
 
-    ``stride`` defaults to ``kernel_size``; ``padding`` (at most half the dilated kernel) pads with
+    ``stride`` defaults to ``kernel_size``; ``padding`` (at most half the kernel) pads with
     -inf; ``ceil_mode`` rounds the output size up (a last window must still start inside the
     input or its left padding). NaN wins over every number. With ``return_indices``, also the
     position of each maximum as a flat index into its input plane (``row * W + column``), int64.

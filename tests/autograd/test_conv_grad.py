@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import t_tensor as tt
 import t_tensor.nn.functional as F
-from tests.helpers import helper_test_grad
+from tests.helpers import helper_test_exception, helper_test_grad
 
 DTYPES = (np.float32, np.float64)
 
@@ -167,6 +167,77 @@ def test_max_pool_grad(case, dtype, ties):
     x = _pool_input(shape, dtype, seed=len(shape) + int(ties), ties=ties)
     tt_fn, th_fn = getattr(F, f"max_pool{nd}d"), getattr(TF, f"max_pool{nd}d")
     helper_test_grad([x], lambda a: tt_fn(a, **kwargs), lambda a: th_fn(a, **kwargs), **_tol(dtype))
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.data())
+def test_pool_grad_random_geometry(data):
+    """Random windows (kernel, stride, padding up to half the window, dilation, ceil mode) for max
+    and average pooling, with few distinct values so that maxima tie."""
+    nd = data.draw(st.sampled_from([1, 2]))
+    kind = data.draw(st.sampled_from(["max", "avg"]))
+    k = data.draw(st.integers(1, 3))
+    d = data.draw(st.integers(1, 2)) if kind == "max" else 1
+    p = data.draw(st.integers(0, k // 2))
+    s = data.draw(st.integers(1, 3))
+    size = data.draw(st.integers(max(1, d * (k - 1) + 1 - 2 * p), 7))
+    ceil_mode = data.draw(st.booleans())
+    kwargs = {"kernel_size": k, "stride": s, "padding": p, "ceil_mode": ceil_mode}
+    if kind == "max":
+        kwargs["dilation"] = d
+    else:
+        kwargs["count_include_pad"] = data.draw(st.booleans())
+    shape = data.draw(st.sampled_from([(2, 2), (3,)])) + (size,) * nd
+    x = _pool_input(shape, np.float64, seed=size + k, ties=kind == "max")
+    name = f"{kind}_pool{nd}d"
+    if kind == "max":  # a window past the plane: PyTorch writes out of bounds (tested separately above)
+        _, indices = F.max_pool2d(tt.tensor(x), **kwargs, return_indices=True) if nd == 2 else F.max_pool1d(
+            tt.tensor(x), **kwargs, return_indices=True)
+        assume(not (np.asarray(indices) >= size**nd).any())
+    helper_test_grad([x], lambda a: getattr(F, name)(a, **kwargs), lambda a: getattr(TF, name)(a, **kwargs))
+
+
+def test_max_pool_grad_window_in_padding():
+    """A window wholly in the padding (dilation 2 skips the only column) gives -inf and the index of
+    its clamped start, here the next row's pixel: its gradient goes there, as in PyTorch."""
+    x = _pool_input((1, 1, 2, 1), np.float64, seed=3)
+    kwargs = {"kernel_size": (1, 2), "stride": 1, "padding": (0, 1), "dilation": (1, 2)}
+    helper_test_grad([x], lambda a: F.max_pool2d(a, **kwargs), lambda a: TF.max_pool2d(a, **kwargs))
+
+
+@pytest.mark.parametrize("nd, shape, kwargs", [
+    (1, (2, 2, 1), {"kernel_size": 2, "stride": 1, "padding": 1, "dilation": 2}),
+    (2, (1, 2, 1, 3), {"kernel_size": 2, "stride": 2, "padding": 1, "dilation": 2}),
+])
+def test_max_pool_grad_window_past_the_plane(nd, shape, kwargs):
+    """When that clamped start is past the plane, the gradient is dropped. (PyTorch 2.13 instead
+    adds it into the next plane's memory, or past the tensor for the last plane, and can crash:
+    not reproduced.) Values and indices still agree with PyTorch."""
+    x = _pool_input(shape, np.float64, seed=3)
+    tt_fn, th_fn = getattr(F, f"max_pool{nd}d"), getattr(TF, f"max_pool{nd}d")
+    ours = tt.tensor(x, requires_grad=True)
+    values, indices = tt_fn(ours, **kwargs, return_indices=True)
+    expected_values, expected_indices = th_fn(torch.tensor(x), **kwargs, return_indices=True)
+    np.testing.assert_array_equal(np.asarray(values.detach()), expected_values.numpy())
+    np.testing.assert_array_equal(np.asarray(indices), expected_indices.numpy())
+    assert (np.asarray(indices) >= np.prod(shape[-nd:])).any()   # the case under test
+    (values * 2).sum().backward()
+    assert np.asarray(ours.grad).tolist() == np.zeros(shape).tolist()
+    (g,) = tt.autograd.grad((tt_fn(ours, **kwargs) ** 2).sum(), [ours], create_graph=True)
+    assert np.asarray(g.detach()).tolist() == np.zeros(shape).tolist()
+
+
+@pytest.mark.parametrize("nd, match", [(1, "max_pool1d: padding should be at most half of kernel size"),
+                                       (2, "max_pool2d: pad should be smaller than or equal to half of kernel size")])
+def test_max_pool_padding_rule(nd, match):
+    """PyTorch's max pooling bounds the padding by half the kernel size, whatever the dilation (a
+    forward check: with the dilated window's half only, a window could lie wholly in the padding)."""
+    x = np.ones((1, 2) + (6,) * nd, np.float32)
+    tt_fn, th_fn = getattr(F, f"max_pool{nd}d"), getattr(TF, f"max_pool{nd}d")
+    helper_test_exception([x], lambda a: tt_fn(a, 3, 1, 2, 2), lambda a: th_fn(a, 3, 1, 2, 2),
+                          exception=RuntimeError, match=match)
+    helper_test_exception([x], lambda a: tt_fn(a, 3, 1, 2, 1), lambda a: th_fn(a, 3, 1, 2, 1),
+                          exception=RuntimeError, match="padding should be at most half|at most half of effective")
 
 
 def test_max_pool_grad_with_indices():

@@ -145,18 +145,28 @@ class ConvWeightGrad(Function):
 
 
 class _Planes(NamedTuple):
-    """An input of ``shape`` seen as (planes, plane size), with the output's flat indices into it."""
+    """An input of ``shape`` seen as (planes, plane size), with the output's flat indices into it.
+
+    A max-pooling window that lies wholly in the padding (possible with dilation) has the index of
+    its clamped start, which may be past the plane: as in PyTorch, its gradient is dropped
+    (``valid`` masks it, and its index is replaced by 0)."""
 
     shape: tuple[int, ...]
     flat: tuple[int, int]  # (planes, plane size)
     out_shape: tuple[int, ...]
-    indices: Any  # (planes, outputs per plane), int64
+    indices: Any  # (planes, outputs per plane), int64, all inside the plane
+    valid: Any  # None, or a bool tensor like indices: False where the original index was past the plane
 
     @staticmethod
     def make(shape: tuple[int, ...], indices: Any, nd: int) -> _Planes:
-        planes = math.prod(shape[:-nd])
-        return _Planes(shape, (planes, math.prod(shape[-nd:])), indices._shape,
-                       indices.reshape(planes, math.prod(indices._shape[-nd:])))
+        planes, size = math.prod(shape[:-nd]), math.prod(shape[-nd:])
+        flat_indices = indices.reshape(planes, math.prod(indices._shape[-nd:]))
+        valid = None
+        outside = flat_indices >= size
+        if outside.any().item():
+            valid = outside.logical_not()
+            flat_indices = flat_indices.where(valid, 0)
+        return _Planes(shape, (planes, size), indices._shape, flat_indices, valid)
 
 
 class PoolScatter(Function):
@@ -166,8 +176,11 @@ class PoolScatter(Function):
     @staticmethod
     def forward(ctx: Any, grad: Any, planes: _Planes) -> Any:
         ctx.planes = planes
+        src = grad.reshape(planes.indices._shape)
+        if planes.valid is not None:
+            src = src.where(planes.valid, 0)
         dst = creation.zeros(planes.flat, dtype=grad._dtype)
-        return dst.scatter_add(1, planes.indices, grad.reshape(planes.indices._shape)).reshape(planes.shape)
+        return dst.scatter_add(1, planes.indices, src).reshape(planes.shape)
 
     @staticmethod
     def backward(ctx: Any, gg: Any) -> tuple:
@@ -180,7 +193,10 @@ class PoolGather(Function):
     @staticmethod
     def forward(ctx: Any, x: Any, planes: _Planes) -> Any:
         ctx.planes = planes
-        return x.reshape(planes.flat).gather(1, planes.indices).reshape(planes.out_shape)
+        out = x.reshape(planes.flat).gather(1, planes.indices)
+        if planes.valid is not None:
+            out = out.where(planes.valid, 0)
+        return out.reshape(planes.out_shape)
 
     @staticmethod
     def backward(ctx: Any, gg: Any) -> tuple:
