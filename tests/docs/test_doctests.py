@@ -48,6 +48,7 @@ MODULES = [
     "t_tensor.autograd.engine",
     "t_tensor.autograd.gradcheck",
     "t_tensor.autograd.tensor_methods",
+    "t_tensor.autograd.inspect",
 ]
 
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
