@@ -164,6 +164,19 @@ def reductions_indexing_linalg() -> None:
     show("tt.cat([x, x]).shape, tt.stack([x, x]).shape", (tt.cat([x, x]).shape, tt.stack([x, x]).shape))
 
 
+def autograd_graph() -> None:
+    heading("10. Autograd: record, then run the record backwards")
+    w = tt.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    x = tt.tensor([1.0, 0.5])
+    loss = ((w @ x).tanh() ** 2).sum()
+    show("loss", loss)
+    print(tt.autograd.inspect.describe(loss))
+    loss.backward()
+    show("w.grad", [[round(v, 4) for v in row] for row in w.grad.tolist()])
+    (first,) = tt.autograd.grad(x.requires_grad_() ** 3, x, tt.ones(2), create_graph=True)
+    show("d(x^3)/dx and its derivative", (first.tolist(), tt.autograd.grad(first.sum(), x)[0].tolist()))
+
+
 def main() -> None:
     print(f"t_tensor {tt.__version__}: a tour of storage, views, memory and operations")
     for section in (
@@ -176,6 +189,7 @@ def main() -> None:
         memory_statistics,
         elementwise_arithmetic,
         reductions_indexing_linalg,
+        autograd_graph,
     ):
         section()
 
