@@ -226,3 +226,20 @@ def test_sum_mean_matmul_match_torch() -> None:
     for sa, sb in [((3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)), ((4,), (4,)), ((2, 1, 3, 4), (5, 4, 2)),
                    ((2, 3, 4), (4, 2))]:
         helper_test_grad([_rand(*sa), _rand(*sb, seed=1)], lambda a, b: a @ b, create_graph=True)
+
+
+def test_graphs_are_freed_without_the_garbage_collector() -> None:
+    import gc
+
+    gc.collect()
+    gc.disable()
+    try:
+        before = tt.live_storages()
+        for _ in range(50):
+            x = tt.ones(100, requires_grad=True)
+            y = (x * 2).exp()[1:].sum()
+            y.backward()
+            del x, y
+        assert tt.live_storages() == before  # no cycle kept any tensor of any graph alive
+    finally:
+        gc.enable()
