@@ -96,7 +96,7 @@ class Optimizer:
         lines = [type(self).__name__ + " ("]
         for i, group in enumerate(self.param_groups):
             lines.append(f"Parameter Group {i}")
-            lines.extend(f"    {key}: {group[key]}" for key in sorted(group) if key not in ("params", "param_names"))
+            lines.extend(f"    {key}: {group[key]}" for key in sorted(group) if key != "params")
         lines.append(")")
         return "\n".join(lines)
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from t_tensor.autograd.grad_mode import no_grad
-from t_tensor.optim.optimizer import Optimizer, check_number, params_with_grads, required
+from t_tensor.optim.optimizer import Optimizer, check_number, params_with_grads
 
 __all__ = ["SGD"]
 
@@ -40,8 +40,7 @@ class SGD(Optimizer):
     def __init__(self, params: Any, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
                  foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None) -> None:
-        if lr is not required:
-            check_number("SGD", "learning rate", lr)
+        check_number("SGD", "learning rate", lr)
         check_number("SGD", "momentum", momentum)
         check_number("SGD", "weight_decay", weight_decay)
         check_number("SGD", "dampening", dampening, low=float("-inf"))
