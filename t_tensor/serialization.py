@@ -43,6 +43,7 @@ _TENSORS = "t_tensor/tensors/"
 _MAPPINGS: dict[str, type] = {"dict": dict, "OrderedDict": OrderedDict, "Counter": Counter}
 _SEQUENCES: dict[str, type] = {"list": list, "tuple": tuple}
 _SCALARS = (type(None), bool, int, float, str)
+_DTYPES: dict[str, DType] = {dtype.name: dtype for dtype in dtypes.ALL_DTYPES}  # canonical names only
 
 
 def _opened(f: Any, mode: str, fn: str) -> tuple[Any, bool]:
@@ -151,8 +152,8 @@ class _Decoder:
         (tag, value), = node.items()
         if tag == "float" and value in ("nan", "inf", "-inf"):
             return float(value)
-        if tag == "dtype" and type(value) is str:
-            return dtypes.as_dtype(value, fn="load")
+        if tag == "dtype" and value in _DTYPES:
+            return _DTYPES[value]
         if tag in _SEQUENCES and type(value) is list:
             return _SEQUENCES[tag](self.decode(v) for v in value)
         if tag in _MAPPINGS and type(value) is list:
@@ -176,7 +177,7 @@ class _Decoder:
             raise ValueError("load: malformed tensor entry in the file's structure")
         if index in self.tensors:
             return self.tensors[index]
-        dtype = dtypes.as_dtype(name, fn="load") if type(name) is str else None
+        dtype = _DTYPES.get(name) if type(name) is str else None
         if dtype is None:
             raise ValueError(f"load: malformed dtype {name!r} in the file's structure")
         try:
@@ -184,6 +185,8 @@ class _Decoder:
                 array = np.lib.format.read_array(entry, allow_pickle=False)
         except KeyError:
             raise ValueError(f"load: the file has no data for tensor {index}") from None
+        except (ValueError, OSError, EOFError, MemoryError, zipfile.BadZipFile) as error:  # object arrays, truncated
+            raise ValueError(f"load: the data of tensor {index} cannot be read ({error})") from None
         if array.dtype != dtype.numpy or list(array.shape) != shape:
             raise ValueError(f"load: tensor {index}'s data ({array.dtype}, {list(array.shape)}) does not match its "
                              f"description ({name}, {shape})")
