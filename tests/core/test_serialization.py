@@ -51,7 +51,7 @@ def _same(got: tt.Tensor, want: tt.Tensor) -> None:
     assert got.dtype is want.dtype and got.shape == want.shape
     assert got.requires_grad == want.requires_grad and got.is_leaf
     # bitwise equal (NaN payloads and -0.0 included)
-    as_bytes = [t.detach().numpy().reshape(-1).view(np.uint8) for t in (got, want)]
+    as_bytes = [np.ascontiguousarray(t.detach().numpy()).reshape(-1).view(np.uint8) for t in (got, want)]
     np.testing.assert_array_equal(*as_bytes)
 
 
