@@ -59,7 +59,7 @@ class Adam(Optimizer):
         check_number(name, "beta parameter at index 0", betas[0], high=1.0, high_open=True)
         check_number(name, "beta parameter at index 1", betas[1], high=1.0, high_open=True)
         check_number(name, "weight_decay", weight_decay)
-        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
+        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
                     "maximize": maximize, "foreach": foreach, "capturable": capturable,
                     "differentiable": differentiable, "fused": fused,
                     "decoupled_weight_decay": decoupled_weight_decay}

@@ -147,11 +147,11 @@ def test_defaults_match_torch(name: str) -> None:
     assert repr(ours) == repr(theirs)
 
 
-def test_options_are_kept_as_given() -> None:
+def test_options_are_stored_as_torch_stores_them() -> None:
     ours = tt.optim.Adam([tt.zeros(1, requires_grad=True)], betas=[0.8, 0.9], eps=1, weight_decay=1)
     theirs = torch.optim.Adam([torch.zeros(1, requires_grad=True)], betas=[0.8, 0.9], eps=1, weight_decay=1)
     assert ours.state_dict() == theirs.state_dict()
-    assert type(ours.param_groups[0]["betas"]) is list and type(ours.param_groups[0]["eps"]) is int
+    assert type(ours.param_groups[0]["betas"]) is tuple and type(ours.param_groups[0]["eps"]) is int  # as torch
 
 
 def test_param_without_grad_gets_no_state() -> None:
