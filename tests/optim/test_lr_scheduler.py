@@ -33,6 +33,10 @@ CASES: list[tuple[str, Callable[[], dict[str, Any]]]] = [
     ("StepLR", lambda: {"step_size": 1, "gamma": 0.9}),
     ("MultiStepLR", lambda: {"milestones": [2, 5, 5, 9, 30], "gamma": 0.3}),
     ("ExponentialLR", lambda: {"gamma": 0.95}),
+    ("ConstantLR", lambda: {"factor": 0.3, "total_iters": 4}),
+    ("ConstantLR", lambda: {}),
+    ("LinearLR", lambda: {"start_factor": 0.1, "end_factor": 0.9, "total_iters": 12}),
+    ("LinearLR", lambda: {}),
     ("CosineAnnealingLR", lambda: {"T_max": 10, "eta_min": 0.001}),
     ("CosineAnnealingLR", lambda: {"T_max": 7}),
     ("LambdaLR", lambda: {"lr_lambda": lambda epoch: 1 / (1 + epoch) ** 0.5}),
@@ -98,17 +102,24 @@ def test_state_dict_and_resume(case) -> None:
     for key, value in state.items():
         if key != "lr_lambdas":
             assert value == ref_state[key], key
-    # a new optimizer and scheduler, restored from both state dicts, carry on as the original
-    optimizer, _ = _optimizers()
+    # a new optimizer and scheduler restored from the state dicts, in each library, carry on alike
+    # (for ConstantLR and LinearLR, in both, the new scheduler's first step rescales the loaded lr)
+    optimizer, ref_optimizer = _optimizers()
     optimizer.load_state_dict(sched.optimizer.state_dict())
+    ref_optimizer.load_state_dict(ref.optimizer.state_dict())
     resumed = getattr(tt.optim.lr_scheduler, case[0])(optimizer, **case[1]())
+    ref_resumed = getattr(torch.optim.lr_scheduler, case[0])(ref_optimizer, **case[1]())
     resumed.load_state_dict(state)
+    ref_resumed.load_state_dict(ref_state)
+    _same_lrs(resumed, ref_resumed, "resumed")
     for epoch in range(20):
-        for s in (sched, ref, resumed):
+        for s in (sched, ref, resumed, ref_resumed):
             s.optimizer.step()
             s.step()
         _same_lrs(sched, ref, f"epoch {epoch}")
-        _same_lrs(resumed, ref, f"resumed, epoch {epoch}")
+        _same_lrs(resumed, ref_resumed, f"resumed, epoch {epoch}")
+    if case[0] not in ("ConstantLR", "LinearLR"):
+        _same_lrs(resumed, ref, "resumed")
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -174,5 +185,15 @@ def test_errors() -> None:
         tt.optim.lr_scheduler.StepLR(ours, 0)
     with pytest.raises(ValueError, match="^CosineAnnealingLR: T_max must be a positive int"):
         tt.optim.lr_scheduler.CosineAnnealingLR(ours, 0)
+    for kwargs in ({"factor": 1.5}, {"factor": -0.1}):
+        with pytest.raises(ValueError):
+            torch.optim.lr_scheduler.ConstantLR(theirs, **kwargs)
+        with pytest.raises(ValueError, match="^ConstantLR: "):
+            tt.optim.lr_scheduler.ConstantLR(ours, **kwargs)
+    for kwargs in ({"start_factor": 0}, {"start_factor": 1.5}, {"end_factor": -1.0}):
+        with pytest.raises(ValueError):
+            torch.optim.lr_scheduler.LinearLR(theirs, **kwargs)
+        with pytest.raises(ValueError, match="^LinearLR: "):
+            tt.optim.lr_scheduler.LinearLR(ours, **kwargs)
     with pytest.raises(NotImplementedError):
         tt.optim.lr_scheduler.LRScheduler(ours)
