@@ -134,26 +134,28 @@ class Optimizer:
                 raise TypeError(f"{name}: optimizer can only optimize Tensors, but one of the params is {_typename(p)}")
             if not (p.is_leaf or p.retains_grad):
                 raise ValueError(f"{name}: can't optimize a non-leaf Tensor")
-        group = dict(param_group)
-        group["params"] = params
-        if names:
-            group["param_names"] = names
         for option, default in self.defaults.items():
-            if default is required and option not in group:
+            if default is required and option not in param_group:
                 raise ValueError(f"{name}: parameter group didn't specify a value of required optimization "
                                  f"parameter {option}")
-            group.setdefault(option, default)
         for option in _UNSUPPORTED_ON:
-            if group.get(option):
+            if param_group.get(option, self.defaults.get(option)):
                 raise ValueError(f"{name}: {option}=True is not supported by t_tensor")
         ids = [id(p) for p in params]
         if len(set(ids)) != len(ids):
             raise ValueError(f"{name}: a parameter group contains the same parameter twice")
         for other in self.param_groups:
-            if ("param_names" in group) != ("param_names" in other):
+            if bool(names) != ("param_names" in other):
                 raise ValueError(f"{name}: all optimizer param groups should be with/without names")
             if not set(ids).isdisjoint(id(p) for p in other["params"]):
                 raise ValueError(f"{name}: some parameters appear in more than one parameter group")
+        # valid: the group is the given dict itself, completed (as PyTorch, later edits to it count)
+        group = param_group
+        group["params"] = params
+        if names:
+            group["param_names"] = names
+        for option, default in self.defaults.items():
+            group.setdefault(option, default)
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none: bool = True) -> None:

@@ -238,6 +238,17 @@ def test_add_param_group_between_steps() -> None:
         _compare_state(opt, ref, tt.float32, f"step {step}")
 
 
+def test_the_given_group_dict_is_the_group() -> None:
+    group = {"params": (tt.zeros(1, requires_grad=True),), "lr": 0.5}
+    opt = tt.optim.SGD([tt.zeros(2, requires_grad=True)], lr=0.1)
+    opt.add_param_group(group)
+    assert opt.param_groups[1] is group and type(group["params"]) is list and group["momentum"] == 0
+    bad = {"params": [tt.zeros(1, requires_grad=True)], "fused": True}
+    with pytest.raises(ValueError):
+        opt.add_param_group(bad)
+    assert len(opt.param_groups) == 2 and "lr" not in bad  # a refused group is left as it was
+
+
 def test_named_parameters() -> None:
     a, b = tt.zeros(2, requires_grad=True), tt.zeros(3, requires_grad=True)
     opt = tt.optim.SGD([("a", a), ("b", b)], lr=0.1)
@@ -366,6 +377,10 @@ def test_bad_params() -> None:
         tt.optim.SGD([p, p])
     with pytest.raises(TypeError, match="param_group must be a dict"):
         tt.optim.SGD([p]).add_param_group([p])
+    with pytest.raises(ValueError, match="with/without names"):
+        tt.optim.SGD([p]).add_param_group({"params": [("b", tt.zeros(1, requires_grad=True))]})
+    with pytest.raises(ValueError, match="Some param names are missing"):
+        tt.optim.SGD([("a", p), tt.zeros(1, requires_grad=True)])
 
 
 @pytest.mark.parametrize("name,config", [
