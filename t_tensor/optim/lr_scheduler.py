@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import types
+import warnings
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -86,6 +87,13 @@ class LRScheduler:
     def step(self, epoch: int | None = None) -> None:
         """Move to the next epoch (or to `epoch`, with the closed form when the scheduler has one)
         and write the new learning rates into the optimizer's groups."""
+        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
+            warnings.warn(
+                "Detected call of `lr_scheduler.step()` before `optimizer.step()`: call `optimizer.step()` first, "
+                "or the first value of the learning rate schedule is skipped.",
+                UserWarning,
+                stacklevel=2,
+            )
         self._step_count += 1
         if epoch is None:
             self.last_epoch += 1
@@ -112,7 +120,7 @@ class LambdaLR(LRScheduler):
     >>> import t_tensor as tt
     >>> opt = tt.optim.SGD([tt.zeros(1, requires_grad=True)], lr=0.5)
     >>> sched = tt.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 1 / (epoch + 1))
-    >>> sched.step(); sched.get_last_lr()
+    >>> opt.step(); sched.step(); sched.get_last_lr()
     [0.25]
     """
 
@@ -157,7 +165,7 @@ class StepLR(LRScheduler):
     >>> import t_tensor as tt
     >>> opt = tt.optim.SGD([tt.zeros(1, requires_grad=True)], lr=1.0)
     >>> sched = tt.optim.lr_scheduler.StepLR(opt, step_size=3)
-    >>> for _ in range(3): sched.step()
+    >>> for _ in range(3): opt.step(); sched.step()
     >>> sched.get_last_lr()
     [0.1]
     """
@@ -186,7 +194,7 @@ class MultiStepLR(LRScheduler):
     >>> opt = tt.optim.SGD([tt.zeros(1, requires_grad=True)], lr=1.0)
     >>> sched = tt.optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 3], gamma=0.5)
     >>> lrs = []
-    >>> for _ in range(4): sched.step(); lrs.append(sched.get_last_lr()[0])
+    >>> for _ in range(4): opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
     >>> lrs
     [0.5, 0.5, 0.25, 0.25]
     """
@@ -215,7 +223,7 @@ class ConstantLR(LRScheduler):
     >>> opt = tt.optim.SGD([tt.zeros(1, requires_grad=True)], lr=1.0)
     >>> sched = tt.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
     >>> lrs = [sched.get_last_lr()[0]]
-    >>> for _ in range(3): sched.step(); lrs.append(sched.get_last_lr()[0])
+    >>> for _ in range(3): opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
     >>> lrs
     [0.5, 0.5, 1.0, 1.0]
     """
@@ -248,7 +256,7 @@ class LinearLR(LRScheduler):
     >>> opt = tt.optim.SGD([tt.zeros(1, requires_grad=True)], lr=1.0)
     >>> sched = tt.optim.lr_scheduler.LinearLR(opt, start_factor=0.25, total_iters=3)
     >>> lrs = [sched.get_last_lr()[0]]
-    >>> for _ in range(4): sched.step(); lrs.append(sched.get_last_lr()[0])
+    >>> for _ in range(4): opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
     >>> lrs
     [0.25, 0.5, 0.75, 1.0, 1.0]
     """
@@ -286,7 +294,8 @@ class ExponentialLR(LRScheduler):
     >>> import t_tensor as tt
     >>> opt = tt.optim.SGD([tt.zeros(1, requires_grad=True)], lr=1.0)
     >>> sched = tt.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
-    >>> sched.step(); sched.step(); sched.get_last_lr()
+    >>> for _ in range(2): opt.step(); sched.step()
+    >>> sched.get_last_lr()
     [0.25]
     """
 
@@ -312,7 +321,7 @@ class CosineAnnealingLR(LRScheduler):
     >>> opt = tt.optim.SGD([tt.zeros(1, requires_grad=True)], lr=1.0)
     >>> sched = tt.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4)
     >>> lrs = []
-    >>> for _ in range(4): sched.step(); lrs.append(round(sched.get_last_lr()[0], 4))
+    >>> for _ in range(4): opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 4))
     >>> lrs
     [0.8536, 0.5, 0.1464, 0.0]
     """

@@ -26,6 +26,7 @@ True
 from __future__ import annotations
 
 import copy
+import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -70,6 +71,19 @@ class Optimizer:
     >>> len(opt.param_groups), opt.param_groups[1]["betas"]
     (2, (0.9, 0.999))
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Each subclass's step records that it ran, so that a learning-rate scheduler can warn when
+        # it is stepped before the optimizer (PyTorch's warning).
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None:
+            @functools.wraps(step)
+            def recorded_step(self: Optimizer, *args: Any, **kw: Any) -> Any:
+                self._opt_called = True
+                return step(self, *args, **kw)
+
+            cls.step = recorded_step  # type: ignore[method-assign]
 
     def __init__(self, params: Any, defaults: dict[str, Any]) -> None:
         name = type(self).__name__

@@ -165,6 +165,24 @@ def test_optimizer_uses_the_scheduled_lr() -> None:
     np.testing.assert_allclose(w.detach().numpy(), tw.detach().numpy(), rtol=1e-6, atol=1e-7)
 
 
+def test_warns_when_stepped_before_the_optimizer() -> None:
+    ours, theirs = _optimizers()
+    sched = tt.optim.lr_scheduler.StepLR(ours, 2)
+    ref = torch.optim.lr_scheduler.StepLR(theirs, 2)
+    with pytest.warns(UserWarning, match="before `optimizer.step\\(\\)`"):
+        ref.step()
+    with pytest.warns(UserWarning, match="^Detected call of `lr_scheduler.step\\(\\)` before `optimizer.step\\(\\)`"):
+        sched.step()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sched.step()  # only the first step is checked
+        ours, _ = _optimizers()
+        sched = tt.optim.lr_scheduler.StepLR(ours, 2)
+        ours.step()
+        sched.step()
+        assert ours.step.__name__ == "step" and "closure" in (ours.step.__doc__ or "")
+
+
 def test_errors() -> None:
     ours, theirs = _optimizers()
     with pytest.raises(TypeError):
