@@ -49,6 +49,13 @@ MODULES = [
     "t_tensor.autograd.gradcheck",
     "t_tensor.autograd.tensor_methods",
     "t_tensor.autograd.inspect",
+    "t_tensor.optim",
+    "t_tensor.optim.optimizer",
+    "t_tensor.optim.sgd",
+    "t_tensor.optim.adam",
+    "t_tensor.optim.rmsprop",
+    "t_tensor.optim.lr_scheduler",
+    "t_tensor.serialization",
 ]
 
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
