@@ -27,7 +27,7 @@ __all__ = ["Cat", "DiagEmbed", "GatherAxes", "PadConstant", "Triangle"]
 
 
 class Cat(Function):
-    """cat along ``dim`` of ``tensors`` (1-D empty tensors were skipped and get no gradient)."""
+    """cat along ``dim`` of ``tensors`` (1-D empty tensors, which cat skips, get an empty gradient)."""
 
     @staticmethod
     def forward(ctx: Any, dim: int, *tensors: Any) -> Any:
@@ -38,10 +38,12 @@ class Cat(Function):
 
     @staticmethod
     def backward(ctx: Any, grad: Any) -> tuple:
+        from t_tensor.creation import zeros
+
         d, offset, grads = ctx.dim, 0, []
         for shape, need in zip(ctx.sizes, ctx.needs_input_grad[1:], strict=True):
             if shape is None:
-                grads.append(None)
+                grads.append(zeros((0,), dtype=grad.dtype) if need else None)
                 continue
             grads.append(grad.narrow(d, offset, shape[d]) if need else None)
             offset += shape[d]
