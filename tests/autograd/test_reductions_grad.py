@@ -103,6 +103,19 @@ def test_ties_share_the_gradient_as_torch() -> None:
         helper_test_grad([x], fn, atol=1e-12, rtol=1e-12, create_graph=True)
 
 
+def test_nan_extremum_sends_the_gradient_to_the_nans_as_torch() -> None:
+    x = np.array([[1.0, np.nan, 3.0], [np.nan, 2.0, 0.5]])
+    for fn in (lambda a: a.max(), lambda a: a.min(), lambda a: tuple(a.max(1))):
+        helper_test_grad([x], fn, atol=1e-12, rtol=1e-12)
+
+
+def test_nan_amax_shares_the_gradient_between_the_nans() -> None:
+    """torch's amax gradient is NaN everywhere when the result is NaN; here amax does as max."""
+    x = tt.tensor([[1.0, float("nan"), 3.0], [float("nan"), 2.0, float("nan")]], requires_grad=True)
+    x.amax(1).sum().backward()
+    assert x.grad.tolist() == [[0.0, 1.0, 0.0], [0.5, 0.0, 0.5]]
+
+
 def test_max_dim_indices_get_no_gradient() -> None:
     x = tt.tensor([[1.0, 2.0], [4.0, 3.0]], requires_grad=True)
     values, indices = x.max(1)

@@ -132,7 +132,7 @@ class MaxMinDim(Function):
 
 class Extremum(Function):
     """max/min over everything, amax and amin: the gradient is shared evenly between the elements
-    equal to the result (as PyTorch)."""
+    equal to the result (as PyTorch; when the result is NaN, between the NaNs)."""
 
     @staticmethod
     def forward(ctx: Any, x: Any, fn: str, dim: Any, keepdim: Any, out: Any) -> Any:
@@ -149,7 +149,8 @@ class Extremum(Function):
     @staticmethod
     def backward(ctx: Any, grad: Any) -> tuple:
         x, result = ctx.saved_tensors
-        mask = x == _kept(result, ctx.keep_shape)
+        r = _kept(result, ctx.keep_shape)
+        mask = E.logical_or(x == r, E.logical_and(x.isnan(), r.isnan()))   # a NaN result: the NaNs share it
         count = mask.sum(_reduced(ctx.keep_shape), keepdim=True) if x.ndim else 1
         return E.where(mask, _kept(grad, ctx.keep_shape) / count, 0.0), None, None, None, None
 
