@@ -332,7 +332,7 @@ def setitem(x: TensorImpl, key: Any, value: Any, accumulate: bool = False, fn: s
     """``x[key] = value`` (or ``+=`` with duplicates summed, for ``accumulate``): value is broadcast
     to the indexed shape and converted to x's dtype."""
     if wants_grad(x, value):
-        _inplace(x, "IndexPut", fn, value, key, accumulate)
+        _inplace(x, "IndexPut", fn, value, key, accumulate, fn)
         return
     plan = _plan(x, key, fn)
     if not isinstance(plan, _Indexed):

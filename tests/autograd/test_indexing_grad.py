@@ -93,6 +93,23 @@ def test_setitem_on_leaf_raises() -> None:
         x[tt.tensor([0])] = 1.0
 
 
+def test_bad_indices_under_autograd_name_the_op() -> None:
+    x = tt.zeros(3, requires_grad=True)
+    h = x * 1.0
+    with pytest.raises(IndexError, match="^__getitem__: index 5 is out of bounds"):
+        h[tt.tensor([5])]
+    with pytest.raises(IndexError, match="^__setitem__: index 5 is out of bounds"):
+        h[tt.tensor([5])] = 1.0
+    with pytest.raises(IndexError, match="^index_put_: index -4 is out of bounds"):
+        h.index_put_((tt.tensor([-4]),), tt.ones(1))
+    with pytest.raises(IndexError, match="^gather: index 3 is out of bounds"):
+        tt.gather(x, 0, tt.tensor([3]))
+    with pytest.raises(IndexError, match="^take: index 3 is out of bounds"):
+        tt.take(x, tt.tensor([3]))
+    with pytest.raises(IndexError, match="^take_along_dim: index 3 is out of bounds"):
+        tt.take_along_dim(x, tt.tensor([3]), 0)
+
+
 @pytest.mark.parametrize("dim", [0, 1, -1])
 def test_gather(dim) -> None:
     rng = np.random.default_rng(1)

@@ -52,32 +52,32 @@ class IndexGet(Function):
 
     @staticmethod
     def backward(ctx: Any, grad: Any) -> tuple:
-        return IndexPut.apply(_zeros(ctx.shape, grad), grad, ctx.key, True), None, None
+        return IndexPut.apply(_zeros(ctx.shape, grad), grad, ctx.key, True, "index_put"), None, None
 
 
 class IndexPut(Function):
     """A copy of ``x`` with ``x[key] = values`` (``+=`` with ``accumulate``); ``values`` is a tensor
-    or a number."""
+    or a number; ``fn`` names the op in error messages."""
 
     @staticmethod
-    def forward(ctx: Any, x: Any, values: Any, key: Any, accumulate: bool) -> Any:
+    def forward(ctx: Any, x: Any, values: Any, key: Any, accumulate: bool, fn: str) -> Any:
         ctx.key, ctx.accumulate = key, accumulate
         ctx.values_shape = values._shape if isinstance(values, I.TensorImpl) else None
         result = x.clone()
-        I.setitem(result, key, values, accumulate, "index_put")
+        I.setitem(result, key, values, accumulate, fn)
         return result
 
     @staticmethod
     def backward(ctx: Any, grad: Any) -> tuple:
         grad_x = grad_values = None
         if ctx.needs_input_grad[0]:
-            grad_x = grad if ctx.accumulate else IndexPut.apply(grad, 0.0, ctx.key, False)
+            grad_x = grad if ctx.accumulate else IndexPut.apply(grad, 0.0, ctx.key, False, "index_put")
         if ctx.needs_input_grad[1]:
             grad_values = IndexGet.apply(grad, ctx.key, "index_put")
             shape = ctx.values_shape
             if len(shape) > grad_values.ndim and S.numel(shape) == grad_values.numel():
                 grad_values = grad_values.reshape(shape)   # the leading 1s setitem dropped
-        return grad_x, grad_values, None, None
+        return grad_x, grad_values, None, None, None
 
 
 def _wrapped(index: Any, size: int) -> Any:
