@@ -76,6 +76,19 @@ def test_setitem_on_non_leaf() -> None:
     check([x, v], run)
 
 
+def test_index_writes_through_views_and_augmented_assignment() -> None:
+    x, v = _values((3, 4), (2, 4))
+
+    def run(a, b):
+        h = a * 1.0
+        h[T(a, [2, 0])] += b                                       # getitem, in-place add, setitem
+        h[:, 1].masked_fill_(T(a, [True, False, True]), 0.5)      # in-place writes through views
+        h[1].index_add_(0, T(a, [3, 3]), b[0, :2])
+        return h * a
+
+    check([x, v], run)
+
+
 def test_setitem_value_requires_grad_target_does_not() -> None:
     v = _values((2,))[0]
 

@@ -52,6 +52,8 @@ CASES = {
     "vector_norm_neginf": lambda a, d: lib(a).linalg.vector_norm(a, -INF, d),
     "vector_norm_3": lambda a, d: lib(a).linalg.vector_norm(a, 3, d),
     "vector_norm_0": lambda a, d: lib(a).linalg.vector_norm(a, 0, d),
+    "vector_norm_half": lambda a, d: lib(a).linalg.vector_norm(a, 0.5, d),
+    "vector_norm_neg1": lambda a, d: lib(a).linalg.vector_norm(a, -1, d),
     "norm_fro": lambda a, d: a.norm(),
     "norm_p1_dim": lambda a, d: a.norm(p=1, dim=d),
     "linalg_norm": lambda a, d: lib(a).linalg.norm(a, dim=d),
@@ -114,6 +116,12 @@ def test_nan_amax_shares_the_gradient_between_the_nans() -> None:
     x = tt.tensor([[1.0, float("nan"), 3.0], [float("nan"), 2.0, float("nan")]], requires_grad=True)
     x.amax(1).sum().backward()
     assert x.grad.tolist() == [[0.0, 1.0, 0.0], [0.5, 0.0, 0.5]]
+
+
+def test_nansum_nanmean_with_nans() -> None:
+    x = np.array([[1.0, np.nan, 3.0], [np.nan, 2.0, 0.5]])   # (an all-NaN slice: torch's gradient is NaN, here 0)
+    for fn in (lambda a: a.nanmean(1), lambda a: a.nanmean(), lambda a: a.nansum(0), lambda a: a.nanmean(0)):
+        helper_test_grad([x], fn, atol=1e-12, rtol=1e-12, create_graph=True)
 
 
 def test_max_dim_indices_get_no_gradient() -> None:
