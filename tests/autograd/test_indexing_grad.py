@@ -43,12 +43,21 @@ KEYS = {
     "mask_then_int_list": lambda a: a[T(a, [False, True, True]), T(a, [0, 3])],
     "list_key": lambda a: a[[0, 0, 1]],
     "bool_scalar": lambda a: a[True],
+    "int_then_array": lambda a: a[1, T(a, [0, 2, 0])],
+    "ellipsis_array": lambda a: a[..., T(a, [[1], [3]])],
 }
 
 
 @pytest.mark.parametrize("name", sorted(KEYS))
 def test_advanced_getitem(name) -> None:
     check(_values((3, 4)), KEYS[name])
+
+
+def test_float32() -> None:
+    x = _values((3, 4))[0].astype(np.float32)
+    helper_test_grad([x], lambda a: (a[T(a, [2, 0, 2])] * a[:, T(a, [1, 1, 0, 2])]).sum(0))
+    helper_test_grad([x], lambda a: lib(a).gather(a, 1, T(a, [[0, 0], [3, 1], [2, 2]])))
+    helper_test_grad([x], lambda a: a.masked_fill(T(a, MASK), 1.0))
 
 
 def test_masked_select_broadcast() -> None:

@@ -130,6 +130,13 @@ def test_chain_of_manipulations() -> None:
     check([a, b], lambda x, y: (lib(x).cat([x.flip(1), lib(x).roll(y, 1, 0)], 1).tril() * x.repeat(1, 2)).sin())
 
 
+def test_float32() -> None:
+    a, b = (v.astype(np.float32) for v in _values((2, 3), (2, 3)))
+    helper_test_grad([a, b], lambda x, y: lib(x).cat([x.flip(1), lib(x).roll(y, 1, 0)], 1).tril() * x.repeat(1, 2))
+    helper_test_grad([a], lambda x: tt.pad(x, (1, 2), mode="reflect") if lib(x) is tt else
+                     torch.nn.functional.pad(x, (1, 2), mode="reflect"))
+
+
 def test_empty_result_gives_zero_gradient() -> None:
     check(_values((2, 3)), lambda a: a.repeat(0, 1))
     check(_values((2, 3)), lambda a: lib(a).repeat_interleave(a, 0, 0))
