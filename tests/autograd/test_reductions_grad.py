@@ -139,7 +139,22 @@ def test_prod_with_zeros(dim) -> None:
     x[0, 1] = 0.0                   # one zero in row 0 and column 1
     x[2, 2] = x[2, 3] = 0.0         # two zeros in row 2
     fn = (lambda a: a.prod()) if dim is None else (lambda a: a.prod(dim))
-    helper_test_grad([x], fn, atol=1e-12, rtol=1e-10)
+    helper_test_grad([x], fn, atol=1e-12, rtol=1e-10, create_graph=True)
+
+
+def test_prod_with_zeros_over_several_dims() -> None:
+    y = _values((2, 3, 4), 7)
+    y[0, 1, 2] = y[1, 0, 0] = y[1, 2, 3] = 0.0
+    helper_test_grad([y], lambda a: a.prod((0, 2)) if lib(a) is tt else a.prod(2).prod(0), atol=1e-12,
+                     rtol=1e-10, create_graph=True)
+    helper_test_grad([np.array(0.0)], lambda a: a.prod(), create_graph=True)
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_cumprod_with_zeros(dim) -> None:
+    x = _values((4, 5), 6)
+    x[1, 1] = x[0, 3] = x[2, 3] = x[3, 0] = x[3, 4] = 0.0    # one or two zeros in some lines
+    helper_test_grad([x], lambda a: a.cumprod(dim), atol=1e-12, rtol=1e-10)
 
 
 def test_zero_norm_and_zero_std_have_zero_gradient_as_torch() -> None:

@@ -156,30 +156,48 @@ class Extremum(Function):
 
 
 class Prod(Function):
-    """prod: ``dx_i = g * prod_{j != i} x_j``, computed from the product of the nonzero elements so
-    that zeros are handled: with no zero it is ``p / x_i``, with one zero only that element gets
-    the product of the others, with two or more every gradient is 0. Second-order gradients are
-    exact where the reduced slice has no zero."""
+    """prod: ``dx_i = g * prod_{j != i} x_j``. Without zeros that is ``g * result / x_i``; with a
+    zero in the input, the products of the others are computed without division, as exclusive
+    cumulative products from both ends of each reduced slice (as PyTorch), so zeros are exact to
+    the second order too."""
 
     @staticmethod
     def forward(ctx: Any, x: Any, dim: Any, keepdim: Any, dtype: Any, axis: Any, keepdims: Any, out: Any) -> Any:
         _no_out(out, "prod")
         ctx.keep_shape, _ = _keep_shape(x, dim, axis, "prod")
-        ctx.save_for_backward(x)
-        return R.prod(x, dim, keepdim, dtype=dtype, axis=axis, keepdims=keepdims)
+        result = R.prod(x, dim, keepdim, dtype=dtype, axis=axis, keepdims=keepdims)
+        ctx.save_for_backward(x, result)
+        return result
 
     @staticmethod
     def backward(ctx: Any, grad: Any) -> tuple:
-        (x,) = ctx.saved_tensors
-        dims = _reduced(ctx.keep_shape) if x.ndim else None
+        x, result = ctx.saved_tensors
         g = _kept(grad, ctx.keep_shape)
-        zero = x == 0
-        safe = E.where(zero, 1.0, x)
-        others = safe.prod(dims, keepdim=True)
-        zeros = zero.sum(dims, keepdim=True)
-        none_zero = g * others / safe
-        one_zero = E.where(E.logical_and(zero, zeros == 1), g * others, 0.0)
-        return (E.where(zeros == 0, none_zero, one_zero),) + (None,) * 6
+        if not (x == 0).any().item():
+            return (g * _kept(result, ctx.keep_shape) / x,) + (None,) * 6
+        return (g * _products_of_others(x, _reduced(ctx.keep_shape) if x.ndim else ()),) + (None,) * 6
+
+
+def _products_of_others(x: Any, dims: tuple[int, ...]) -> Any:
+    """For each element, the product of the other elements of its slice over ``dims``: the
+    reduced dims are moved last and flattened, then exclusive cumulative products from the
+    left and from the right are multiplied."""
+    from t_tensor.creation import ones
+    from t_tensor.manipulation import cat
+
+    if not x.ndim:
+        return ones((), dtype=x.dtype)
+    kept = [d for d in range(x.ndim) if d not in dims]
+    order = kept + list(dims)
+    moved = x.permute(order)
+    lines = moved.reshape(tuple(x.shape[d] for d in kept) + (-1,))
+    one = ones(lines.shape[:-1] + (1,), dtype=x.dtype)
+    left = cat([one, lines[..., :-1]], -1).cumprod(-1)
+    right = cat([one, lines.flip(-1)[..., :-1]], -1).cumprod(-1).flip(-1)
+    inverse = [0] * x.ndim
+    for position, d in enumerate(order):
+        inverse[d] = position
+    return (left * right).reshape(moved.shape).permute(inverse)
 
 
 class Std(Function):
@@ -251,8 +269,10 @@ class VectorNorm(Function):
 
 
 class Cumulative(Function):
-    """cumsum (``dx`` = the reversed cumulative sum of ``g``) and cumprod (``dx`` = the reversed
-    cumulative sum of ``g * y``, divided by ``x``: exact when ``x`` has no zero)."""
+    """cumsum: ``dx`` is the reversed cumulative sum of ``g``. cumprod: ``dx_i = sum_{k >= i} g_k
+    prod_{j <= k, j != i} x_j``; before the first zero of a line that is the reversed cumulative
+    sum of ``g * y`` divided by ``x_i``; at the first zero it is the same sum for the cumulative
+    product with that zero replaced by 1; after it, 0 (every product holds the zero)."""
 
     @staticmethod
     def forward(ctx: Any, x: Any, fn: str, dim: Any, dtype: Any, out: Any) -> Any:
@@ -269,7 +289,16 @@ class Cumulative(Function):
         if grad.ndim == 0:
             return grad, None, None, None, None
         d = ctx.dim
-        if ctx.fn == "cumprod":
-            grad = grad * y
-        reverse = grad.flip(d).cumsum(d).flip(d)
-        return (reverse / x if ctx.fn == "cumprod" else reverse), None, None, None, None
+        if ctx.fn == "cumsum":
+            return _reverse_cumsum(grad, d), None, None, None, None
+        zero = x == 0
+        seen = zero.cumsum(d)                                   # zeros up to and including each position
+        first = E.logical_and(zero, seen == 1)
+        before = _reverse_cumsum(grad * y, d) / E.where(zero, 1.0, x)
+        at_first = _reverse_cumsum(grad * E.where(first, 1.0, x).cumprod(d), d)
+        return E.where(seen == 0, before, E.where(first, at_first, 0.0)), None, None, None, None
+
+
+def _reverse_cumsum(t: Any, d: int) -> Any:
+    """``out_i = sum_{k >= i} t_k`` along ``d``."""
+    return t.flip(d).cumsum(d).flip(d)
