@@ -464,6 +464,8 @@ def svdvals(A: Any, /) -> Any:
         raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
     if A._dtype not in (dtypes.float32, dtypes.float64):
         raise RuntimeError(f"{fn}: Expected a float32 or float64 tensor, got {A._dtype.name}")
+    if wants_grad(A):
+        raise RuntimeError(f"{fn}: the gradient of the singular values is not implemented")
     return reductions.singular_values(A, A.ndim - 2, A.ndim - 1, fn)
 
 

@@ -79,3 +79,11 @@ def test_only_one_operand_requires_grad() -> None:
     a, b = _values((2, 3), (3, 4))
     check([a, b], lambda x, y: lib(x).einsum("ij,jk->ik", x, y), grad_inputs=[False, True])
     check([a, b], lambda x, y: lib(x).tensordot(x, y, dims=1), grad_inputs=[True, False])
+
+
+def test_singular_values_refuse_grad() -> None:
+    x = tt.ones(2, 2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="^linalg.svdvals: the gradient"):
+        tt.linalg.svdvals(x)
+    with tt.no_grad():
+        assert tt.linalg.svdvals(x).tolist() == [2.0, 0.0]
