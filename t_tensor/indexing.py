@@ -448,10 +448,13 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
     [[0.0, 1.0, 0.0], [1.0, 0.0, 1.0]]
     """
     if wants_grad(input, src) and reduce is None and (src is None) != (value is None):
-        if not isinstance(src, TensorImpl):
-            src, value = None, value if src is None else src
-        return FUNCTIONS["Scatter"].apply(input, dim, index, src, value)
+        return FUNCTIONS["Scatter"].apply(input, dim, index, *_src_or_value(src, value))
     return _scatter_method(input.clone(), dim, index, src, value, reduce, "scatter")
+
+
+def _src_or_value(src: Any, value: Any) -> tuple[Any, Any]:
+    """scatter's operand as (a tensor src, None) or (None, a number): a number may come as src."""
+    return (src, None) if isinstance(src, TensorImpl) else (None, value if src is None else src)
 
 
 def _scatter_method(target: Any, dim: int, index: Any, src: Any, value: Any, reduce: str | None, fn: str) -> Any:
@@ -460,9 +463,7 @@ def _scatter_method(target: Any, dim: int, index: Any, src: Any, value: Any, red
     if wants_grad(target, src):
         if reduce is not None:
             raise RuntimeError(f"{fn}: the gradient of scatter with reduce= is not implemented (use scatter_add)")
-        if not isinstance(src, TensorImpl):
-            src, value = None, value if src is None else src
-        return _inplace(target, "Scatter", fn, dim, index, src, value)
+        return _inplace(target, "Scatter", fn, dim, index, *_src_or_value(src, value))
     mode = lib.TT_SCATTER_ASSIGN
     if reduce is not None:
         if reduce not in _LEGACY_REDUCE:
