@@ -195,6 +195,9 @@ def _rand(*shape: int, seed: int = 0) -> np.ndarray:
     lambda t: t.as_strided((2, 2), (1, 1), 1),
     lambda t: t.narrow(1, 1, 2).select(0, 2),
     lambda t: t.T.contiguous().flatten(),
+    lambda t: t[:1].expand(2, 4)[:, 0],             # views of an expanded tensor: aliases share a gradient
+    lambda t: t[0].expand(4, 4).diagonal(),
+    lambda t: t[1].expand(3, 4).as_strided((2, 2), (0, 1), 5),
 ])
 def test_gradients_flow_through_views(view) -> None:
     helper_test_grad([_rand(3, 4)], lambda t: view(t * 1.0) * 2.0, atol=1e-12, rtol=1e-12, create_graph=True)
