@@ -31,6 +31,26 @@ from typing import Any
 
 from t_tensor import dtypes
 from t_tensor._capi import check, lib
+from t_tensor.nn.functional_core import (  # the layers and losses, re-exported as torch.nn.functional has them
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    dropout,
+    embedding,
+    gelu,
+    l1_loss,
+    layer_norm,
+    linear,
+    log_softmax,
+    mse_loss,
+    nll_loss,
+    relu,
+    sigmoid,
+    silu,
+    smooth_l1_loss,
+    softmax,
+    tanh,
+)
 from t_tensor.tensor_impl import TensorImpl
 
 __all__ = [
@@ -38,6 +58,11 @@ __all__ = [
     "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "interpolate",
+    # layers and losses (t_tensor/nn/functional_core.py)
+    "linear", "relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout", "embedding",
+    "layer_norm",
+    "mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    "nll_loss", "cross_entropy",
 ]  # fmt: skip
 
 _FLOAT_DTYPES = (dtypes.float16, dtypes.float32, dtypes.float64)
