@@ -388,7 +388,7 @@ class Module:
         errors: list[str] = []
         missing: list[str] = []
         expected: set[str] = set()
-        for module_prefix, module in self.named_modules():
+        for module_prefix, module in self.named_modules(remove_duplicate=False):
             prefix = module_prefix + "." if module_prefix else ""
             local = [(n, p, True) for n, p in module._parameters.items() if p is not None]
             local += [(n, b, False) for n, b in module._buffers.items()

@@ -4,7 +4,7 @@ elementwise scale (ones) and shift (zeros).
 >>> import t_tensor as tt
 >>> ln = tt.nn.LayerNorm(4)
 >>> ln
-LayerNorm((4,), eps=1e-05, elementwise_affine=True)
+LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)
 >>> y = ln(tt.arange(8.0).reshape(2, 4))
 >>> [round(v, 4) for v in y[0].tolist()]
 [-1.3416, -0.4472, 0.4472, 1.3416]
@@ -58,4 +58,5 @@ class LayerNorm(Module):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")
