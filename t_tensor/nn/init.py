@@ -136,20 +136,24 @@ def constant_(tensor: Any, val: float) -> Any:
     >>> tt.nn.init.constant_(tt.empty(3), 0.5).tolist()
     [0.5, 0.5, 0.5]
     """
-    _check(tensor, "constant_")
-    with no_grad():
-        tensor.fill_(val)
-    return tensor
+    return _fill(tensor, val, "constant_")
 
 
 def zeros_(tensor: Any) -> Any:
     """Fill ``tensor`` with zeros."""
-    return constant_(tensor, 0.0)
+    return _fill(tensor, 0.0, "zeros_")
 
 
 def ones_(tensor: Any) -> Any:
     """Fill ``tensor`` with ones."""
-    return constant_(tensor, 1.0)
+    return _fill(tensor, 1.0, "ones_")
+
+
+def _fill(tensor: Any, val: float, fn: str) -> Any:
+    _check(tensor, fn)
+    with no_grad():
+        tensor.fill_(val)
+    return tensor
 
 
 def xavier_uniform_(tensor: Any, gain: float = 1.0, generator: Generator | None = None) -> Any:
