@@ -498,19 +498,28 @@ def nll_loss(input: Any, target: Any, weight: Any = None, ignore_index: int = -1
     >>> F.nll_loss(logp, tt.tensor([1, 0]), reduction="none").tolist()
     [1.0, 2.0]
     """
-    fn = "nll_loss"
-    _float_arg(input, "input", fn)
-    _tensor_arg(target, "target", fn)
-    reduction = _check_reduction(reduction)
-    onehot, valid, classes = _class_targets(input, target, ignore_index, fn)
-    class_dim = 0 if input.ndim == 1 else 1
+    _float_arg(input, "input", "nll_loss")
+    _tensor_arg(target, "target", "nll_loss")
+    return _nll(input, target, weight, ignore_index, _check_reduction(reduction), 0.0, "nll_loss")
+
+
+def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str, label_smoothing: float,
+         fn: str) -> Any:
+    """nll_loss of log-probabilities and class indices, mixed with the uniform-target loss
+    ``-sum(logp * weight) / C`` when ``label_smoothing`` (PyTorch's formula for cross_entropy)."""
+    onehot, valid, classes = _class_targets(logp, target, ignore_index, fn)
+    class_dim = 0 if logp.ndim == 1 else 1
     weight = _class_weight(weight, classes, fn)
-    picked = E.where(onehot, input, 0.0).sum(class_dim)
+    picked = E.where(onehot, logp, 0.0).sum(class_dim)
     if weight is None:
-        used = valid.to(input.dtype)
+        used = valid.to(logp.dtype)
     else:
-        used = E.where(onehot, _broadcast_classes(weight, input.ndim, class_dim), 0.0).sum(class_dim) * valid
+        weight = _broadcast_classes(weight, logp.ndim, class_dim)
+        used = E.where(onehot, weight, 0.0).sum(class_dim) * valid
     loss = -picked * used
+    if label_smoothing:
+        smooth = -(logp if weight is None else logp * weight).sum(class_dim) * valid
+        loss = (1.0 - label_smoothing) * loss + smooth * (label_smoothing / classes)
     if reduction == "none":
         return loss
     if reduction == "sum":
@@ -543,27 +552,10 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int
         raise RuntimeError(f"{fn}: label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if input.ndim == 0:
         raise ValueError(f"{fn}: input tensor should be 1D or more, got a 0-D tensor")
-    class_dim = 0 if input.ndim == 1 else 1
-    classes = input.shape[class_dim]
-    logp = log_softmax(input, class_dim)
+    logp = log_softmax(input, 0 if input.ndim == 1 else 1)
     if target.dtype.is_floating_point:
         return _cross_entropy_probabilities(logp, target, weight, ignore_index, reduction, label_smoothing)
-    nll = nll_loss(logp, target, weight, ignore_index, reduction)
-    if label_smoothing == 0.0:
-        return nll
-    onehot, valid, _ = _class_targets(logp, target, ignore_index, fn)
-    weight = _class_weight(weight, classes, fn)
-    weighted = logp if weight is None else logp * _broadcast_classes(weight, logp.ndim, class_dim)
-    smooth = -weighted.sum(class_dim) * valid
-    if reduction == "mean":
-        if weight is None:
-            smooth = smooth.sum() / valid.sum()
-        else:
-            used = E.where(onehot, _broadcast_classes(weight, logp.ndim, class_dim), 0.0).sum(class_dim) * valid
-            smooth = smooth.sum() / used.sum()
-    elif reduction == "sum":
-        smooth = smooth.sum()
-    return (1.0 - label_smoothing) * nll + smooth * (label_smoothing / classes)
+    return _nll(logp, target, weight, ignore_index, reduction, label_smoothing, fn)
 
 
 def _cross_entropy_probabilities(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
