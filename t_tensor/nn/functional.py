@@ -1,4 +1,7 @@
-"""Convolution, pooling and resampling: the forward functions of ``torch.nn.functional``.
+"""``t_tensor.nn.functional``, as ``torch.nn.functional``: the layers and losses (``linear``,
+``dropout``, ``embedding``, ``layer_norm``, ``softmax``, ``cross_entropy`` ..., differentiable;
+they live in :mod:`t_tensor.nn.functional_core` and are re-exported here), and convolution,
+pooling and resampling (forward only), below.
 
 Every function checks its arguments and computes the output shape in Python, with PyTorch's
 rules and error cases, then makes one C call that loops over the (N, C) planes of the input,
