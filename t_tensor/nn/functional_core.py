@@ -160,8 +160,12 @@ class NnLogSoftmax(Function):
         return g - z.exp() * g.sum(ctx.dim, keepdim=True), None
 
 
-def _with_dtype(input: Any, dtype: Any) -> Any:
-    return input if dtype is None else input.to(dtypes.as_dtype(dtype))
+def _softmax_input(input: Any, dtype: Any, fn: str) -> Any:
+    """``input`` converted to ``dtype`` first when given (so integers may be given a float dtype)."""
+    _tensor_arg(input, "input", fn)
+    if dtype is not None:
+        input = input.to(dtypes.as_dtype(dtype, fn=fn))
+    return _float_arg(input, "input", fn)
 
 
 def softmax(input: Any, dim: Any = None, dtype: Any = None) -> Any:
@@ -172,7 +176,7 @@ def softmax(input: Any, dim: Any = None, dtype: Any = None) -> Any:
     >>> [round(v, 4) for v in F.softmax(tt.tensor([1.0, 2.0, 3.0]), dim=0).tolist()]
     [0.09, 0.2447, 0.6652]
     """
-    x = _with_dtype(_float_arg(input, "input", "softmax"), dtype)
+    x = _softmax_input(input, dtype, "softmax")
     dim = _softmax_dim(x.ndim, dim, "softmax")
     if wants_grad(x):
         return NnSoftmax.apply(x, dim)
@@ -181,7 +185,7 @@ def softmax(input: Any, dim: Any = None, dtype: Any = None) -> Any:
 
 def log_softmax(input: Any, dim: Any = None, dtype: Any = None) -> Any:
     """``x - logsumexp(x)`` along ``dim`` (PyTorch's implicit choice when None)."""
-    x = _with_dtype(_float_arg(input, "input", "log_softmax"), dtype)
+    x = _softmax_input(input, dtype, "log_softmax")
     dim = _softmax_dim(x.ndim, dim, "log_softmax")
     if wants_grad(x):
         return NnLogSoftmax.apply(x, dim)

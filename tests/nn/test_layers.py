@@ -135,6 +135,9 @@ def test_softmax_functional_second_order(dim: int) -> None:
                      rtol=1e-9, create_graph=True)
     got = F.softmax(tt.tensor(x), dim, dtype=tt.float32)
     assert got.dtype == tt.float32 and not got.requires_grad
+    ints = np.arange(12).reshape(3, 4)
+    np.testing.assert_allclose(F.log_softmax(tt.tensor(ints), dim, dtype=tt.float64).numpy(),
+                               torch.log_softmax(torch.tensor(ints), dim, dtype=torch.float64).numpy(), rtol=1e-12)
 
 
 def test_activation_errors_and_inplace() -> None:

@@ -425,3 +425,26 @@ def test_module_list_and_dict_behave_as_torch() -> None:
     assert len(heads) == 0
     with pytest.raises(ValueError, match="pair"):
         heads.update([1])
+
+
+def test_deepcopy_clones_tensors_and_keeps_sharing() -> None:
+    import copy
+
+    net = Net()
+    net.layers[0].weight.requires_grad_(False)
+    net(tt.ones(2, 3)).sum().backward()
+    twin = copy.deepcopy(net)
+    assert list(twin.state_dict()) == list(net.state_dict())
+    for (name, p), q in zip(net.named_parameters(), twin.parameters(), strict=True):
+        assert isinstance(q, tt.nn.Parameter) and q.is_leaf and q.requires_grad == p.requires_grad, name
+        assert q.data_ptr() != p.data_ptr() and np.array_equal(q.detach().numpy(), p.detach().numpy()), name
+        assert (p.grad is None) == (q.grad is None), name
+        if p.grad is not None:
+            assert q.grad.data_ptr() != p.grad.data_ptr() and np.array_equal(q.grad.numpy(), p.grad.numpy())
+    assert twin.shared is twin.layers[0] and twin.shared is not net.shared
+    assert twin.first.steps.item() == net.first.steps.item() and twin.first.plain is not net.first.plain
+    x = tt.ones(2, 3)
+    np.testing.assert_array_equal(twin(x).detach().numpy(), net(x).detach().numpy())
+    with tt.no_grad():
+        twin.first.fc.weight.fill_(0.0)
+    assert net.first.fc.weight.abs().sum().item() > 0
