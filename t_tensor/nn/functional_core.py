@@ -245,7 +245,7 @@ class EmbeddingGrad(Function):
         ctx.padding_idx = padding_idx
         width = grad.shape[indices.ndim:]
         table = zeros((rows,) + width, dtype=grad.dtype)
-        table.index_add_(0, indices.reshape(-1), grad.reshape((-1,) + width))
+        table.index_add_(0, indices.reshape(-1), grad.reshape((indices.numel(),) + width))
         if padding_idx is not None:
             table[padding_idx] = 0.0
         return table

@@ -380,3 +380,71 @@ def test_init_errors_match_torch() -> None:
         tt.nn.init.normal_(tt.empty(2), 0.0, -1.0)
     with pytest.raises(TypeError, match="^zeros_: expected a Tensor"):
         tt.nn.init.zeros_(np.zeros(2))
+
+
+# ---------------------------------------------------------------------- any shape, any layout
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tests.helpers import LAYOUTS, apply_layout, base_shape  # noqa: E402
+
+
+def _laid_out(shape: tuple[int, ...], layout: str, seed: int) -> tuple[np.ndarray, object]:
+    """Base-shaped values and the function giving the laid-out view (t_tensor or torch)."""
+    return _values(base_shape(shape, layout), np.float64, seed), lambda t: apply_layout(t, layout, shape)
+
+
+@settings(max_examples=25, deadline=None)
+@given(batch=st.lists(st.integers(0, 4), max_size=3), features=st.tuples(st.integers(0, 4), st.integers(0, 4)),
+       layout=st.sampled_from(LAYOUTS), bias=st.booleans())
+def test_linear_any_shape_and_layout(batch, features, layout, bias) -> None:
+    shape = tuple(batch) + (features[0],)
+    x, view = _laid_out(shape, layout, 1)
+    w, b = _values(features[::-1], np.float64, 2), _values((features[1],), np.float64, 3)
+    inputs = [x, w, b] if bias else [x, w]
+    helper_test_grad(inputs, lambda a, *p: F.linear(view(a), *p),
+                     lambda a, *p: torch.nn.functional.linear(view(a), *p), atol=1e-10, rtol=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=4), data=st.data(), layout=st.sampled_from(LAYOUTS))
+def test_layer_norm_any_shape_and_layout(shape, data, layout) -> None:
+    shape = tuple(shape)
+    n = data.draw(st.integers(1, len(shape)))
+    normalized = shape[len(shape) - n:]
+    x, view = _laid_out(shape, layout, 4)
+    w, b = _values(normalized, np.float64, 5), _values(normalized, np.float64, 6)
+    helper_test_grad([x, w, b], lambda a, c, d: F.layer_norm(view(a), normalized, c, d, eps=1e-3),
+                     lambda a, c, d: torch.nn.functional.layer_norm(view(a), normalized, c, d, eps=1e-3),
+                     atol=1e-9, rtol=1e-8)
+
+
+@settings(max_examples=25, deadline=None)
+@given(shape=st.lists(st.integers(0, 4), min_size=1, max_size=3), layout=st.sampled_from(["contiguous", "sliced"]),
+       dim=st.integers(0, 2))
+def test_softmax_any_shape_and_layout(shape, layout, dim) -> None:
+    shape = tuple(shape)
+    dim = dim % len(shape)
+    x, view = _laid_out(shape, layout, 7)
+    helper_test_grad([x], lambda a: F.log_softmax(view(a), dim), lambda a: torch.log_softmax(view(a), dim),
+                     atol=1e-10, rtol=1e-9)
+    helper_test_grad([x], lambda a: F.softmax(view(a), dim), lambda a: torch.softmax(view(a), dim),
+                     atol=1e-10, rtol=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(index_shape=st.lists(st.integers(0, 3), max_size=3), rows=st.integers(1, 5), width=st.integers(0, 3),
+       layout=st.sampled_from(LAYOUTS), data=st.data())
+def test_embedding_any_index_shape_and_weight_layout(index_shape, rows, width, layout, data) -> None:
+    idx = np.asarray(_rng_ints(data, tuple(index_shape), rows))
+    w, view = _laid_out((rows, width), layout, 8)
+    padding = data.draw(st.sampled_from([None, 0, rows - 1]))
+    helper_test_grad([w, idx], lambda a, i: F.embedding(i, view(a), padding_idx=padding),
+                     lambda a, i: torch.nn.functional.embedding(i, view(a), padding_idx=padding),
+                     atol=1e-12, rtol=1e-12)
+
+
+def _rng_ints(data, shape: tuple[int, ...], high: int) -> np.ndarray:
+    values = data.draw(st.lists(st.integers(0, high - 1), min_size=math.prod(shape), max_size=math.prod(shape)))
+    return np.array(values, dtype=np.int64).reshape(shape)

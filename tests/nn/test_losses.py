@@ -268,3 +268,40 @@ def test_loss_errors() -> None:
         F.mse_loss(x, np.zeros((3, 4)))
     with pytest.raises(RuntimeError, match="^l1_loss: input must have a floating-point dtype"):
         F.l1_loss(t, t)
+
+
+# ---------------------------------------------------------------------- any shape, any layout
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tests.helpers import LAYOUTS, apply_layout, base_shape, broadcast_shapes  # noqa: E402
+
+
+@settings(max_examples=30, deadline=None)
+@given(batch=st.integers(0, 4), classes=st.integers(1, 4), extra=st.lists(st.integers(0, 3), max_size=2),
+       layout=st.sampled_from(LAYOUTS), reduction=st.sampled_from(REDUCTIONS), smoothing=st.sampled_from([0.0, 0.25]),
+       data=st.data())
+def test_cross_entropy_any_shape_and_layout(batch, classes, extra, layout, reduction, smoothing, data) -> None:
+    shape = (batch, classes) + tuple(extra)
+    x = _normal(base_shape(shape, layout), np.float64, 80)
+    target_shape = (batch,) + tuple(extra)
+    count = int(np.prod(target_shape))
+    t = np.array(data.draw(st.lists(st.sampled_from(list(range(classes)) + [-100]), min_size=count, max_size=count)),
+                 dtype=np.int64).reshape(target_shape)
+    kwargs = {"reduction": reduction, "label_smoothing": smoothing}
+    helper_test_grad([x, t], lambda a, b: F.cross_entropy(apply_layout(a, layout, shape), b, **kwargs),
+                     lambda a, b: TF.cross_entropy(apply_layout(a, layout, shape), b, **kwargs),
+                     atol=1e-10, rtol=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(shapes=broadcast_shapes(2), name=st.sampled_from(["mse_loss", "l1_loss", "smooth_l1_loss"]),
+       reduction=st.sampled_from(REDUCTIONS))
+def test_pointwise_losses_broadcast(shapes, name, reduction) -> None:
+    _, (a_shape, b_shape) = shapes
+    x, y = _normal(a_shape, np.float64, 81), _normal(b_shape, np.float64, 82)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        helper_test_grad([x, y], lambda a, b: getattr(F, name)(a, b, reduction=reduction),
+                         lambda a, b: getattr(TF, name)(a, b, reduction=reduction), atol=1e-10, rtol=1e-9)
