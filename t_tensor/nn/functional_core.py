@@ -528,7 +528,10 @@ def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
         return loss
     if reduction == "sum":
         return loss.sum()
-    return loss.sum() / used.sum()
+    total = used.sum()
+    if total.item() == 0:  # every target ignored (or zero weights): NaN, as PyTorch, with zero gradients
+        return loss.sum() * 0.0 + math.nan
+    return loss.sum() / total
 
 
 def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int = -100, reduction: str = "mean",
