@@ -16,7 +16,8 @@ and second derivatives come for free):
 
 Three are primitives with their own forward and backward: ``softmax`` and ``log_softmax``
 (``NnSoftmax``/``NnLogSoftmax``: the forward is ``tt.softmax``/``tt.log_softmax``, the backward
-``g - softmax * sum(g)`` and ``softmax * (g - sum(g * softmax))``), and ``embedding``, whose
+``y * (g - sum(g * y))`` for ``y = softmax(x)`` and ``g - exp(z) * sum(g)`` for ``z = log_softmax(x)``),
+and ``embedding``, whose
 backward adds the output's gradient rows into a zeros table (``index_add_``); that backward is
 itself a Function whose backward is ``embedding`` again, so every order works.
 
@@ -461,12 +462,11 @@ def _class_targets(input: Any, target: Any, ignore_index: int, fn: str) -> tuple
                                f"got {target.shape}")
     classes = input.shape[0] if input.ndim == 1 else input.shape[1]
     valid = target != ignore_index
+    safe = target.where(valid, 0)  # ignored targets point at class 0 (and are masked out by valid)
     if target.numel():
-        checked = target.where(valid, 0)
-        low, high = checked.min().item(), checked.max().item()
+        low, high = safe.min().item(), safe.max().item()
         if low < 0 or high >= classes:
             raise IndexError(f"{fn}: Target {low if low < 0 else high} is out of bounds.")
-    safe = target.where(valid, 0)
     class_dim = 0 if input.ndim == 1 else 1
     class_shape = [1] * input.ndim
     class_shape[class_dim] = classes
