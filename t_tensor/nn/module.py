@@ -438,8 +438,9 @@ class Module:
         submodules (Dropout acts only in training mode); returns self."""
         if not isinstance(mode, bool):
             raise ValueError("train: training mode is expected to be boolean")
-        for module in self.modules():
-            object.__setattr__(module, "training", mode)
+        object.__setattr__(self, "training", mode)
+        for module in self.children():
+            module.train(mode)  # through each child's own train(), which a subclass may override
         return self
 
     def eval(self) -> Module:

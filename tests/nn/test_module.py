@@ -301,6 +301,14 @@ def test_train_eval_propagate() -> None:
     with pytest.raises(ValueError, match="boolean"):
         net.train(1)
 
+    class Frozen(tt.nn.Linear):
+        def train(self, mode: bool = True):  # a layer that stays in eval mode, whatever its parent says
+            return super().train(False)
+
+    holder = tt.nn.Sequential(Frozen(1, 1), tt.nn.Dropout())
+    holder.train()
+    assert holder.training and not holder[0].training and holder[1].training
+
 
 def test_zero_grad() -> None:
     lin = tt.nn.Linear(2, 2)
