@@ -456,3 +456,33 @@ def test_deepcopy_clones_tensors_and_keeps_sharing() -> None:
     with tt.no_grad():
         twin.first.fc.weight.fill_(0.0)
     assert net.first.fc.weight.abs().sum().item() > 0
+
+
+def test_training_steps_match_torch() -> None:
+    """A few steps of plain SGD (written by hand, under no_grad) on the same model and data give
+    torch's parameters: forward, losses, backward, zero_grad and in-place updates together."""
+
+    def build(nn):
+        return nn.Sequential(nn.Embedding(7, 4, padding_idx=0), nn.Flatten(), nn.Linear(8, 6), nn.LayerNorm(6),
+                             nn.GELU(), nn.Linear(6, 3))
+
+    model, ref = build(tt.nn), build(torch.nn)
+    _load_from_torch(model, ref)
+    rng = np.random.default_rng(0)
+    tokens = rng.integers(0, 7, (16, 2))
+    labels = rng.integers(0, 3, 16)
+    for _ in range(5):
+        for m, lib, grad_ctx in ((model, tt, tt.no_grad), (ref, torch, torch.no_grad)):
+            m.zero_grad()
+            F = tt.nn.functional if lib is tt else torch.nn.functional
+            loss = F.cross_entropy(m(lib.tensor(tokens)), lib.tensor(labels), label_smoothing=0.1)
+            loss.backward()
+            with grad_ctx():
+                for p in m.parameters():
+                    p -= 0.5 * p.grad
+    want = dict(ref.named_parameters())
+    for name, p in model.named_parameters():
+        np.testing.assert_allclose(p.detach().numpy(), want[name].detach().numpy(), rtol=1e-4, atol=1e-5,
+                                   err_msg=name)
+        assert p.is_leaf and isinstance(p, tt.nn.Parameter)
+    assert not np.any(model[0].weight.detach().numpy()[0])  # the padding row never moved
