@@ -1,4 +1,7 @@
-"""Convolution, pooling and resampling: the forward functions of ``torch.nn.functional``.
+"""``t_tensor.nn.functional``, as ``torch.nn.functional``: the layers and losses (``linear``,
+``dropout``, ``embedding``, ``layer_norm``, ``softmax``, ``cross_entropy`` ..., differentiable;
+they live in :mod:`t_tensor.nn.functional_core` and are re-exported here), and convolution,
+pooling and resampling (forward only), below.
 
 Every function checks its arguments and computes the output shape in Python, with PyTorch's
 rules and error cases, then makes one C call that loops over the (N, C) planes of the input,
@@ -31,6 +34,26 @@ from typing import Any
 
 from t_tensor import dtypes
 from t_tensor._capi import check, lib
+from t_tensor.nn.functional_core import (  # the layers and losses, re-exported as torch.nn.functional has them
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    dropout,
+    embedding,
+    gelu,
+    l1_loss,
+    layer_norm,
+    linear,
+    log_softmax,
+    mse_loss,
+    nll_loss,
+    relu,
+    sigmoid,
+    silu,
+    smooth_l1_loss,
+    softmax,
+    tanh,
+)
 from t_tensor.tensor_impl import TensorImpl
 
 __all__ = [
@@ -38,6 +61,11 @@ __all__ = [
     "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "interpolate",
+    # layers and losses (t_tensor/nn/functional_core.py)
+    "linear", "relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout", "embedding",
+    "layer_norm",
+    "mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    "nll_loss", "cross_entropy",
 ]  # fmt: skip
 
 _FLOAT_DTYPES = (dtypes.float16, dtypes.float32, dtypes.float64)
