@@ -14,10 +14,9 @@ and second derivatives come for free):
   ``ignore_index`` and reductions as PyTorch, the mean being weighted), ``cross_entropy``
   (``log_softmax`` then ``nll_loss``, with ``label_smoothing``, or probabilities as targets).
 
-Three are primitives with their own forward and backward: ``softmax`` and ``log_softmax``
-(``NnSoftmax``/``NnLogSoftmax``: the forward is ``tt.softmax``/``tt.log_softmax``, the backward
-``y * (g - sum(g * y))`` for ``y = softmax(x)`` and ``g - exp(z) * sum(g)`` for ``z = log_softmax(x)``),
-and ``embedding``, whose
+``softmax`` and ``log_softmax`` are ``tt.softmax``/``tt.log_softmax`` (differentiable primitives
+of the reductions family) with PyTorch's implicit choice of dim. One is a primitive with its own
+forward and backward here: ``embedding``, whose
 backward adds the output's gradient rows into a zeros table (``index_add_``); that backward is
 itself a Function whose backward is ``embedding`` again, so every order works.
 
@@ -41,7 +40,7 @@ from t_tensor import dtypes
 from t_tensor import elementwise as E
 from t_tensor import reductions as R
 from t_tensor.autograd.function import Function
-from t_tensor.autograd.grad_mode import no_grad, wants_grad
+from t_tensor.autograd.grad_mode import no_grad
 from t_tensor.creation import arange, rand, zeros
 from t_tensor.tensor import Tensor
 
@@ -129,38 +128,6 @@ def _softmax_dim(ndim: int, dim: Any, fn: str) -> int:
     return S.normalize_dim(dim, ndim, fn=fn)
 
 
-class NnSoftmax(Function):
-    """softmax along one dim; backward ``y * (g - sum(g * y))``."""
-
-    @staticmethod
-    def forward(ctx: Any, x: Any, dim: int) -> Any:
-        y = R.softmax(x, dim)
-        ctx.save_for_backward(y)
-        ctx.dim = dim
-        return y
-
-    @staticmethod
-    def backward(ctx: Any, g: Any) -> tuple:
-        (y,) = ctx.saved_tensors
-        return y * (g - (g * y).sum(ctx.dim, keepdim=True)), None
-
-
-class NnLogSoftmax(Function):
-    """log_softmax along one dim; backward ``g - exp(z) * sum(g)``."""
-
-    @staticmethod
-    def forward(ctx: Any, x: Any, dim: int) -> Any:
-        z = R.log_softmax(x, dim)
-        ctx.save_for_backward(z)
-        ctx.dim = dim
-        return z
-
-    @staticmethod
-    def backward(ctx: Any, g: Any) -> tuple:
-        (z,) = ctx.saved_tensors
-        return g - z.exp() * g.sum(ctx.dim, keepdim=True), None
-
-
 def _softmax_input(input: Any, dtype: Any, fn: str) -> Any:
     """``input`` converted to ``dtype`` first when given (so integers may be given a float dtype)."""
     _tensor_arg(input, "input", fn)
@@ -179,17 +146,13 @@ def softmax(input: Any, dim: Any = None, dtype: Any = None) -> Any:
     """
     x = _softmax_input(input, dtype, "softmax")
     dim = _softmax_dim(x.ndim, dim, "softmax")
-    if wants_grad(x):
-        return NnSoftmax.apply(x, dim)
-    return R.softmax(x, dim)
+    return R.softmax(x, dim)  # differentiable (autograd/functions/reductions.py)
 
 
 def log_softmax(input: Any, dim: Any = None, dtype: Any = None) -> Any:
     """``x - logsumexp(x)`` along ``dim`` (PyTorch's implicit choice when None)."""
     x = _softmax_input(input, dtype, "log_softmax")
     dim = _softmax_dim(x.ndim, dim, "log_softmax")
-    if wants_grad(x):
-        return NnLogSoftmax.apply(x, dim)
     return R.log_softmax(x, dim)
 
 
