@@ -34,6 +34,8 @@ from typing import Any
 
 from t_tensor import dtypes
 from t_tensor._capi import check, lib
+from t_tensor.manipulation import pad
+from t_tensor.nn.functional_attention import multi_head_attention, scaled_dot_product_attention
 from t_tensor.nn.functional_core import (  # the layers and losses, re-exported as torch.nn.functional has them
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -57,6 +59,7 @@ from t_tensor.nn.functional_core import (  # the layers and losses, re-exported 
 from t_tensor.tensor_impl import TensorImpl
 
 __all__ = [
+    "pad", "scaled_dot_product_attention", "multi_head_attention",
     "conv1d", "conv2d",
     "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
