@@ -21,6 +21,7 @@ HEADINGS = [
     "7. The caching allocator",
     "9. Reductions, indexing, sorting and matrix products",
     "10. Autograd: record, then run the record backwards",
+    "11. Training: an MLP on scikit-learn's digits (examples/train_digits.py, short)",
 ]
 
 # (label, value) pairs the tour prints on one line; the value is what the library must produce.
