@@ -192,3 +192,13 @@ def kaiming_normal_(tensor: Any, a: float = 0.0, mode: str = "fan_in", nonlinear
         return tensor
     fan = _fan(tensor, mode, "kaiming_normal_")
     return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)
+
+
+def default_layer_init_(weight: Any, bias: Any, fan_in: int) -> None:
+    """PyTorch's default initialization of Linear and convolution layers: the weight
+    ``kaiming_uniform_(a=sqrt(5))`` (that is U(-k, k) with ``k = 1/sqrt(fan_in)``), the bias (if
+    any) U(-k, k) too."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+        uniform_(bias, -bound, bound)

@@ -7,14 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 import t_tensor as tt
-from tests.helpers import helper_test_grad
+from tests.helpers import helper_test_grad, lib_of
 
-
-def lib(a):
-    return tt if isinstance(a, tt.Tensor) else torch
+lib = lib_of
 
 
 def T(a, values, dtype=None):

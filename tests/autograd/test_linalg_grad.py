@@ -4,21 +4,14 @@ first and second order in float64."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import torch
 
 import t_tensor as tt
-from tests.helpers import helper_test_grad
+from tests.helpers import helper_test_grad, lib_of, random_arrays
 
-
-def lib(a):
-    return tt if isinstance(a, tt.Tensor) else torch
-
-
-def _values(*shapes: tuple[int, ...], seed: int = 0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return [rng.standard_normal(shape) for shape in shapes]
+lib = lib_of
+_values = random_arrays
 
 
 def check(inputs, tt_fn, torch_fn=None, **kwargs) -> None:

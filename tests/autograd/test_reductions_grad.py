@@ -12,12 +12,9 @@ import pytest
 import torch
 
 import t_tensor as tt
-from tests.helpers import helper_test_grad
+from tests.helpers import helper_test_grad, lib_of
 
-
-def lib(a):
-    """The library ``a`` belongs to, so that one lambda serves both."""
-    return tt if isinstance(a, tt.Tensor) else torch
+lib = lib_of
 
 
 INF = math.inf

@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 import t_tensor as tt
-from tests.helpers import helper_test_grad
+from tests.helpers import helper_test_grad, lib_of
 
-
-def lib(a):
-    return tt if isinstance(a, tt.Tensor) else torch
+lib = lib_of
 
 
 def _values(shape: tuple[int, ...]) -> np.ndarray:

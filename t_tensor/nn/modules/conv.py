@@ -71,11 +71,7 @@ class _ConvNd(Module):
 
     def reset_parameters(self) -> None:
         """PyTorch's initialization: weight kaiming_uniform_(a=sqrt(5)), bias U(-1/sqrt(fan_in), +)."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
-            init.uniform_(self.bias, -bound, bound)
+        init.default_layer_init_(self.weight, self.bias, self.weight.shape[1] * math.prod(self.kernel_size))
 
     def _convolve(self, input: Any, conv: Any) -> Any:
         if self.padding_mode != "zeros":

@@ -10,7 +10,6 @@ Linear(in_features=3, out_features=2, bias=True)
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from t_tensor import dtypes
@@ -69,10 +68,7 @@ class Linear(Module):
 
     def reset_parameters(self) -> None:
         """Draw the weight and bias again (PyTorch's default initialization)."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
-            init.uniform_(self.bias, -bound, bound)
+        init.default_layer_init_(self.weight, self.bias, self.in_features)
 
     def forward(self, input: Any) -> Any:
         return F.linear(input, self.weight, self.bias)
