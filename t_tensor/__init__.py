@@ -13,7 +13,7 @@ here explicitly.
 """
 
 # array API standard
-from t_tensor import autograd, linalg, nn  # namespaces: tt.autograd, tt.linalg, tt.nn
+from t_tensor import autograd, linalg, nn, optim  # namespaces: tt.autograd, tt.linalg, tt.nn, tt.optim
 from t_tensor.array_api import (
     __array_api_version__,
     __array_namespace_info__,
@@ -309,6 +309,9 @@ from t_tensor.reductions import (
     vector_norm,
 )
 
+# serialization
+from t_tensor.serialization import load, save
+
 # sorting
 from t_tensor.sorting import (
     KthvalueResult,
@@ -485,6 +488,11 @@ __all__ = [
     "sum", "nansum", "mean", "nanmean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
     "any", "all", "logsumexp", "count_nonzero", "cumsum", "cumprod", "cumulative_sum", "norm", "vector_norm",
     "matrix_norm", "softmax", "log_softmax", "trace", "ValuesIndices",
+    # optimizers
+    "optim",
+    # serialization
+    "save",
+    "load",
     # interop
     "from_numpy",
     "from_dlpack",

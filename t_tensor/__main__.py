@@ -3,13 +3,17 @@
 It prints, section by section, what the library does with memory: tensors made in several
 ways, views that share one storage (and the storage's use count as views come and go), a write
 through a view, ``reshape`` copying where ``view`` would fail, zero-copy exchange with NumPy and
-through DLPack, and the caching allocator's counters. Every line is computed when the tour runs.
+through DLPack, and the caching allocator's counters; then the operations, autograd (a graph
+printed and differentiated) and a short training run of ``examples/train_digits.py``. Every line
+is computed when the tour runs.
 
-Later layers (autograd, the graph compiler, ...) will add sections here. Each section is a function
-that takes no argument and prints; :func:`main` runs them in order.
+Each section is a function that takes no argument and prints; :func:`main` runs them in order.
 """
 
 from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
 
 import numpy as np
 
@@ -164,6 +168,32 @@ def reductions_indexing_linalg() -> None:
     show("tt.cat([x, x]).shape, tt.stack([x, x]).shape", (tt.cat([x, x]).shape, tt.stack([x, x]).shape))
 
 
+def autograd_graph() -> None:
+    heading("10. Autograd: record, then run the record backwards")
+    w = tt.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    x = tt.tensor([1.0, 0.5])
+    loss = ((w @ x).tanh() ** 2).sum()
+    show("loss", loss)
+    print(tt.autograd.inspect.describe(loss))
+    loss.backward()
+    show("w.grad", [[round(v, 4) for v in row] for row in w.grad.tolist()])
+    (first,) = tt.autograd.grad(x.requires_grad_() ** 3, x, tt.ones(2), create_graph=True)
+    show("d(x^3)/dx and its derivative", (first.tolist(), tt.autograd.grad(first.sum(), x)[0].tolist()))
+
+
+def training_digits() -> None:
+    heading("11. Training: an MLP on scikit-learn's digits (examples/train_digits.py, short)")
+    example = Path(__file__).resolve().parents[1] / "examples" / "train_digits.py"
+    if not example.exists():
+        print(f"examples/train_digits.py is not beside this installation ({example}); run the tour from a checkout")
+        return
+    spec = importlib.util.spec_from_file_location("train_digits", example)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    accuracy = module.train("mlp", epochs=5, progress=False)["mlp"]
+    show("test accuracy after 5 epochs", f"{accuracy:.3f} (30 epochs: > 0.97; see the example)")
+
+
 def main() -> None:
     print(f"t_tensor {tt.__version__}: a tour of storage, views, memory and operations")
     for section in (
@@ -176,6 +206,8 @@ def main() -> None:
         memory_statistics,
         elementwise_arithmetic,
         reductions_indexing_linalg,
+        autograd_graph,
+        training_digits,
     ):
         section()
 

@@ -309,7 +309,7 @@ def _fast_scalar(fn: str, a: Any, b: Any):
         is_int, s_int, s_float = 1, number, 0.0
     else:
         return None
-    if entry is None or tensor._ag is not None or not (tensor._dense or tensor._is_dense()):
+    if entry is None or (tensor._ag is not None and _GRAD.enabled) or not (tensor._dense or tensor._is_dense()):
         return None
     ptr = _binary_scalar_new(entry[0], _prod(tensor._shape), tensor._storage._data + tensor._offset * dtype.itemsize,
                              s_int, s_float, is_int, first, dtype.code, entry[1].code)
@@ -322,7 +322,7 @@ def binary(fn: str, a: Any, b: Any, out: Any = None) -> Any:
         if type(a) is type(b) and isinstance(a, TensorImpl):
             # The fast path for two tensors (see above), inlined: it is the commonest call.
             dtype = a._dtype
-            if b._dtype is dtype and a._shape == b._shape and a._ag is b._ag is None and (
+            if b._dtype is dtype and a._shape == b._shape and (a._ag is b._ag is None or not _GRAD.enabled) and (
                 a._dense or a._is_dense()
             ) and (b._dense or b._is_dense()):
                 entry = _FAST_BINARY[fn][dtype.code]
@@ -398,7 +398,9 @@ def _scaled(fn: str, input: Any, other: Any, alpha: Any) -> Any:
 def unary(fn: str, x: Any, out: Any = None, params: tuple[float, float] = (0.0, 0.0), name: str = "") -> Any:
     """Run the unary op `fn` ("exp", "isnan", ...) with promotion and optional `out`; `params` go to
     the ops of ``tt_unary_param``. `name` (default `fn`) is the function errors are reported as."""
-    if out is None and isinstance(x, TensorImpl) and x._ag is None and (x._dense or x._is_dense()):
+    if out is None and isinstance(x, TensorImpl) and (x._ag is None or not _GRAD.enabled) and (
+        x._dense or x._is_dense()
+    ):
         dtype = x._dtype
         entry = _FAST_UNARY[fn][dtype.code]
         if entry is not None:

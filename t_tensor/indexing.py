@@ -38,6 +38,8 @@ from t_tensor import dtypes
 from t_tensor import elementwise as E
 from t_tensor import strides as S
 from t_tensor._capi import check, ffi, lib
+from t_tensor.autograd.function import FUNCTIONS
+from t_tensor.autograd.grad_mode import wants_grad
 from t_tensor.tensor_impl import TensorImpl
 
 __all__ = [
@@ -308,15 +310,30 @@ def _plan(x: TensorImpl, key: Any, fn: str) -> _Indexed | tuple:
 
 def getitem(x: TensorImpl, key: Any) -> Any:
     """``x[key]`` for a key with an advanced part (a copy); a basic key gives a view."""
-    plan = _plan(x, key, "__getitem__")
+    return _getitem(x, key, "__getitem__")
+
+
+def _getitem(x: TensorImpl, key: Any, fn: str) -> Any:
+    plan = _plan(x, key, fn)
     if not isinstance(plan, _Indexed):
-        return x._view(*S.basic_index(x._shape, x._strides, x._offset, plan, fn="__getitem__"))
-    return _gather("__getitem__", plan, type(x)._empty(plan.shape, x._dtype, "__getitem__"))
+        return x._view(*S.basic_index(x._shape, x._strides, x._offset, plan, fn=fn))
+    if wants_grad(x):
+        return FUNCTIONS["IndexGet"].apply(x, key, fn)
+    return _gather(fn, plan, type(x)._empty(plan.shape, x._dtype, fn))
+
+
+def _inplace(target: TensorImpl, function: str, fn: str, *args: Any) -> Any:
+    """An in-place indexing write under autograd: ``target`` takes over the history of the
+    out-of-place ``FUNCTIONS[function].apply(target, *args)`` (see ``apply_inplace``)."""
+    return FUNCTIONS["apply_inplace"](target, lambda old: FUNCTIONS[function].apply(old, *args), fn, False)
 
 
 def setitem(x: TensorImpl, key: Any, value: Any, accumulate: bool = False, fn: str = "__setitem__") -> None:
     """``x[key] = value`` (or ``+=`` with duplicates summed, for ``accumulate``): value is broadcast
     to the indexed shape and converted to x's dtype."""
+    if wants_grad(x, value):
+        _inplace(x, "IndexPut", fn, value, key, accumulate, fn)
+        return
     plan = _plan(x, key, fn)
     if not isinstance(plan, _Indexed):
         if accumulate:
@@ -381,6 +398,8 @@ def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False) -> An
     [[1, 1], [4, 3]]
     """
     fn = "gather"
+    if wants_grad(input):
+        return FUNCTIONS["Gather"].apply(input, dim, index, fn)
     index = _int64_index(index, fn, (dtypes.int64, dtypes.int32), "int32/int64")
     dim = S.normalize_dim(dim, max(input.ndim, 1), fn=fn)
     _check_dims_like(fn, input, index)
@@ -428,12 +447,23 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
     >>> tt.scatter(tt.zeros(2, 3), 0, tt.tensor([[1, 0, 1]]), tt.ones(1, 3)).tolist()
     [[0.0, 1.0, 0.0], [1.0, 0.0, 1.0]]
     """
+    if wants_grad(input, src) and reduce is None and (src is None) != (value is None):
+        return FUNCTIONS["Scatter"].apply(input, dim, index, *_src_or_value(src, value))
     return _scatter_method(input.clone(), dim, index, src, value, reduce, "scatter")
+
+
+def _src_or_value(src: Any, value: Any) -> tuple[Any, Any]:
+    """scatter's operand as (a tensor src, None) or (None, a number): a number may come as src."""
+    return (src, None) if isinstance(src, TensorImpl) else (None, value if src is None else src)
 
 
 def _scatter_method(target: Any, dim: int, index: Any, src: Any, value: Any, reduce: str | None, fn: str) -> Any:
     if (src is None) == (value is None):
         raise TypeError(f"{fn}: expected exactly one of src and value")
+    if wants_grad(target, src):
+        if reduce is not None:
+            raise RuntimeError(f"{fn}: the gradient of scatter with reduce= is not implemented (use scatter_add)")
+        return _inplace(target, "Scatter", fn, dim, index, *_src_or_value(src, value))
     mode = lib.TT_SCATTER_ASSIGN
     if reduce is not None:
         if reduce not in _LEGACY_REDUCE:
@@ -449,7 +479,16 @@ def scatter_add(input: Any, dim: int, index: Any, src: Any) -> Any:
     >>> tt.scatter_add(tt.zeros(3), 0, tt.tensor([0, 0, 2]), tt.tensor([1.0, 2.0, 3.0])).tolist()
     [3.0, 0.0, 3.0]
     """
+    if wants_grad(input, src):
+        return FUNCTIONS["ScatterAdd"].apply(input, dim, index, _tensor(src, "scatter_add"))
     return _scatter_into("scatter_add", input.clone(), dim, index, _tensor(src, "scatter_add"), lib.TT_SCATTER_SUM)
+
+
+def _scatter_add_(target: Any, dim: int, index: Any, src: Any, fn: str) -> Any:
+    src = _tensor(src, fn)
+    if wants_grad(target, src):
+        return _inplace(target, "ScatterAdd", fn, dim, index, src)
+    return _scatter_into(fn, target, dim, index, src, lib.TT_SCATTER_SUM)
 
 
 def _identity(dtype: Any, reduce: str) -> Any:
@@ -467,6 +506,8 @@ def _identity(dtype: Any, reduce: str) -> Any:
 
 
 def _scatter_reduce_(target: Any, dim: int, index: Any, src: Any, reduce: str, include_self: bool, fn: str) -> Any:
+    if wants_grad(target, src):
+        raise RuntimeError(f"{fn}: the gradient of scatter_reduce is not implemented")
     if reduce not in _REDUCE_MODES:
         raise RuntimeError(f"{fn}: reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     if reduce == "mean" and target._dtype is dtypes.bool:
@@ -527,6 +568,8 @@ def index_select(input: Any, dim: int, index: Any) -> Any:
     [[3, 1], [6, 4]]
     """
     fn = "index_select"
+    if wants_grad(input):
+        return FUNCTIONS["IndexSelect"].apply(input, dim, index)
     index = _vector_index(fn, index, (dtypes.int64, dtypes.int32), "int32 or int64")
     dim = S.normalize_dim(dim, max(input.ndim, 1), fn=fn)
     if input.ndim == 0 and index.numel() != 1:
@@ -536,6 +579,8 @@ def index_select(input: Any, dim: int, index: Any) -> Any:
 
 
 def _index_add_(target: Any, dim: int, index: Any, source: Any, alpha: Any, fn: str) -> Any:
+    if wants_grad(target, source):
+        return _inplace(target, "IndexAdd", fn, dim, index, source, alpha)
     index = _vector_index(fn, index, (dtypes.int64, dtypes.int32), "int32 or int64")
     dim = S.normalize_dim(dim, max(target.ndim, 1), fn=fn)
     source = _tensor(source, fn)
@@ -563,10 +608,14 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) 
     >>> tt.index_add(tt.zeros(3), 0, tt.tensor([0, 0]), tt.tensor([1.0, 2.0]), alpha=2).tolist()
     [6.0, 0.0, 0.0]
     """
+    if wants_grad(input, source):
+        return FUNCTIONS["IndexAdd"].apply(input, dim, index, source, alpha)
     return _index_add_(input.clone(), dim, index, source, alpha, "index_add")
 
 
 def _index_fill_(target: Any, dim: int, index: Any, value: Any, fn: str) -> Any:
+    if wants_grad(target, value):
+        return _inplace(target, "IndexFill", fn, dim, index, value)
     index = _int64_index(_tensor(index, fn) if isinstance(index, list) else index, fn, (dtypes.int64,), "int64")
     if index.ndim > 1:
         raise RuntimeError(f"{fn}: Index has to be a vector/scalar")
@@ -584,6 +633,8 @@ def index_fill(input: Any, dim: int, index: Any, value: Any) -> Any:
     >>> tt.index_fill(tt.zeros(2, 3), 1, tt.tensor([0, -1]), 7.0).tolist()
     [[7.0, 0.0, 7.0], [7.0, 0.0, 7.0]]
     """
+    if wants_grad(input, value):
+        return FUNCTIONS["IndexFill"].apply(input, dim, index, value)
     return _index_fill_(input.clone(), dim, index, value, "index_fill")
 
 
@@ -607,6 +658,8 @@ def take(input: Any, index: Any, axis: int | None = None) -> Any:
             raise IndexError(f"{fn}: indices must be an integer tensor, got {index._dtype.name}")
         return getitem(input, (slice(None),) * axis + (index.to(dtypes.int64),))
     index = _int64_index(_tensor(index, fn) if isinstance(index, list) else index, fn, (dtypes.int64,), "int64")
+    if wants_grad(input):
+        return _getitem(input.reshape(-1), (index,), fn)
     flat = input.contiguous()
     plan = _Indexed(index._shape, flat.data_ptr(), (0,) * index.ndim, [index], index._strides, (flat.numel(),), (1,),
                     ("the flattened input",), True)
@@ -657,6 +710,13 @@ def _take_along(fn: str, input: Any, indices: Any, dim: int | None, accepted: tu
         )
         input = input.expand(others[:dim] + (input._shape[dim],) + others[dim + 1 :])
         indices = indices.expand(others[:dim] + (indices._shape[dim],) + others[dim + 1 :])
+    if wants_grad(input):
+        return FUNCTIONS["Gather"].apply(input, dim, indices, fn)
+    return _take_along_planned(fn, input, dim, indices)
+
+
+def _take_along_planned(fn: str, input: Any, dim: int, indices: Any) -> Any:
+    """take_along_dim once ``input`` and ``indices`` are broadcast and ``dim`` normalized."""
     plan = _along_dim(input, dim, indices._shape, indices, indices._strides, wrap=True)
     return _gather(fn, plan, type(input)._empty(indices._shape, input._dtype, fn))
 
@@ -711,6 +771,8 @@ def _check_mask(fn: str, mask: Any, name: str) -> None:
 
 def _masked_fill_(target: Any, mask: Any, value: Any, fn: str) -> Any:
     _check_mask(fn, mask, "masked_fill_")
+    if wants_grad(target, value):
+        return _inplace(target, "MaskedFill", fn, mask, value)
     fill = _scalar_tensor(target, value, fn)
     mask_strides = S.expand_strides(mask._shape, mask._strides, target._shape, fn=fn)
     target._check_writable(fn)
@@ -732,6 +794,8 @@ def masked_fill(input: Any, mask: Any, value: Any) -> Any:
     ([[1, 2], [0, 0]], [[-1, 2], [-1, 4]])
     """
     _check_mask("masked_fill", mask, "masked_fill")
+    if wants_grad(input, value):
+        return FUNCTIONS["MaskedFill"].apply(input, mask, value)
     shape = S.broadcast_shapes(input._shape, mask._shape, fn="masked_fill")
     return _masked_fill_(input.expand(shape).clone(), mask, value, "masked_fill")
 
@@ -795,8 +859,7 @@ class IndexingOps:
     def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
         return _scatter_method(self, dim, index, src, value, reduce, "scatter_")
     def scatter_add(self, dim, index, src): return scatter_add(self, dim, index, src)
-    def scatter_add_(self, dim, index, src):
-        return _scatter_into("scatter_add_", self, dim, index, _tensor(src, "scatter_add_"), lib.TT_SCATTER_SUM)
+    def scatter_add_(self, dim, index, src): return _scatter_add_(self, dim, index, src, "scatter_add_")
     def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
         return scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
     def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):

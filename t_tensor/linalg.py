@@ -75,7 +75,12 @@ def _gemm(a: TensorImpl, a_strides: tuple, b: TensorImpl, b_strides: tuple, batc
           m: int, n: int, k: int, shape: tuple[int, ...], fn: str) -> Any:
     """The C call: a new tensor of ``shape`` (same memory layout as a contiguous ``batch + (m, n)``)
     holding ``A @ B``, where A is ``a`` seen as ``batch + (m, k)`` through ``a_strides`` and B is ``b``
-    seen as ``batch + (k, n)`` through ``b_strides`` (batch strides first, then row and column)."""
+    seen as ``batch + (k, n)`` through ``b_strides`` (batch strides first, then row and column).
+    Under autograd the same product goes through the differentiable matmul of the two views."""
+    if wants_grad(a, b):
+        view_a = a._view(batch + (m, k), tuple(a_strides), a._offset)
+        view_b = b._view(batch + (k, n), tuple(b_strides), b._offset)
+        return _matmul(view_a, view_b, fn).reshape(shape)
     result = type(a)._empty(shape, a._dtype, fn)
     if a._dtype is dtypes.bool:  # only a trivial product gets here: no element, or all False
         return result._fill_unchecked(False)
@@ -459,6 +464,8 @@ def svdvals(A: Any, /) -> Any:
         raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
     if A._dtype not in (dtypes.float32, dtypes.float64):
         raise RuntimeError(f"{fn}: Expected a float32 or float64 tensor, got {A._dtype.name}")
+    if wants_grad(A):
+        raise RuntimeError(f"{fn}: the gradient of the singular values is not implemented")
     return reductions.singular_values(A, A.ndim - 2, A.ndim - 1, fn)
 
 

@@ -41,6 +41,8 @@ import numpy as np
 from t_tensor import dtypes
 from t_tensor import strides as S
 from t_tensor._capi import check, ffi, lib
+from t_tensor.autograd.function import FUNCTIONS
+from t_tensor.autograd.grad_mode import wants_grad
 from t_tensor.tensor_impl import TensorImpl
 from t_tensor.views import broadcast_tensors
 
@@ -142,6 +144,8 @@ def _shape_args(args: tuple, fn: str, what: str = "sizes") -> tuple[int, ...]:
 
 def _gather(x: Tensor, out_shape: tuple[int, ...], tables: Sequence[Any], fn: str) -> Tensor:
     """One C call: ``out[i_0, ..., i_n] = x[tables[0][i_0], ..., tables[n][i_n]]`` into a new tensor."""
+    if wants_grad(x):
+        return FUNCTIONS["GatherAxes"].apply(x, out_shape, tables, fn)
     result = type(x)._empty(out_shape, x._dtype, fn)
     if 0 in out_shape:
         return result
@@ -183,6 +187,8 @@ def cat(tensors: Sequence[Tensor], dim: Any = _UNSET, *, axis: Any = _UNSET) -> 
     if dim is None:
         inputs = [t.reshape(-1) for t in inputs]
         dim = 0
+    if wants_grad(inputs):
+        return FUNCTIONS["Cat"].apply(dim, *inputs)
     for i, t in enumerate(inputs):
         if not t._shape:
             raise RuntimeError(f"{fn}: zero-dimensional tensor (at position {i}) cannot be concatenated")
@@ -566,6 +572,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         if size < 0:
             raise RuntimeError(f"{fn}: the padded size of dimension {d} would be negative ({size})")
     if mode == "constant":
+        if wants_grad(x):
+            return FUNCTIONS["PadConstant"].apply(x, amounts, value)
         return _pad_constant(x, lr, out_shape, 0 if value is None else value, fn)
     for d, ((a, b), n) in enumerate(zip(lr, x._shape, strict=True)):
         if (a, b) == (0, 0):
@@ -629,6 +637,8 @@ def tril(input: Tensor, diagonal: Any = _UNSET, *, k: Any = _UNSET) -> Tensor:
     """
     x = _tensor(input, "tril")
     k = _alias("tril", diagonal, k, ("diagonal", "k"), 0)
+    if wants_grad(x):
+        return FUNCTIONS["Triangle"].apply(x, k, False)
     return _triangle(x, k, False, type(x)._empty(x._shape, x._dtype, "tril"), "tril")
 
 
@@ -641,6 +651,8 @@ def triu(input: Tensor, diagonal: Any = _UNSET, *, k: Any = _UNSET) -> Tensor:
     """
     x = _tensor(input, "triu")
     k = _alias("triu", diagonal, k, ("diagonal", "k"), 0)
+    if wants_grad(x):
+        return FUNCTIONS["Triangle"].apply(x, k, True)
     return _triangle(x, k, True, type(x)._empty(x._shape, x._dtype, "triu"), "triu")
 
 
@@ -703,6 +715,8 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     """
     fn = "diag_embed"
     x = _tensor(input, fn)
+    if wants_grad(x):
+        return FUNCTIONS["DiagEmbed"].apply(x, offset, dim1, dim2)
     offset = _int(offset, fn, "offset")
     ndim = x.ndim + 1
     d1, d2 = S.normalize_dim(dim1, ndim, fn=fn), S.normalize_dim(dim2, ndim, fn=fn)

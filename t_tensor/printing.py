@@ -101,4 +101,7 @@ def tensor_repr(tensor) -> str:
         body = _format_block(shown if not summarize else values, fmt, width, len(prefix), summarize)
     if tensor.dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool):
         suffixes.append(f"dtype={tensor.dtype!r}")
+    meta = tensor._ag
+    if meta is not None and meta.requires_grad:  # as PyTorch: the history, or that a leaf requires grad
+        suffixes.append(f"grad_fn=<{meta.grad_fn.name()}>" if meta.grad_fn is not None else "requires_grad=True")
     return prefix + body + "".join(", " + s for s in suffixes) + ")"

@@ -291,6 +291,8 @@ def prod(input: Any, dim: Any = None, keepdim: Any = None, *, dtype: Any = None,
     >>> tt.prod(tt.tensor([[1, 2], [3, 4]]), dim=1).tolist()
     [2, 12]
     """
+    if wants_grad(input):
+        return FUNCTIONS["Prod"].apply(input, dim, keepdim, dtype, axis, keepdims, out)
     return _sum_like("prod", lib.TT_RED_PROD, input, dim, keepdim, dtype, axis, keepdims, out)
 
 
@@ -305,6 +307,10 @@ def _max_min(fn: str, input: Any, dim: Any, keepdim: Any, axis: Any, keepdims: A
     keep = _alias(keepdim, keepdims, "keepdim", "keepdims", fn, False)
     if isinstance(dim, TensorImpl):                      # max(x, other): the elementwise maximum
         return elementwise.binary("maximum" if fn == "max" else "minimum", x, dim, out)
+    if wants_grad(x):
+        if dim is None:
+            return FUNCTIONS["Extremum"].apply(x, fn, None, keep, out)
+        return ValuesIndices(*FUNCTIONS["MaxMinDim"].apply(x, fn, dim, keep, out))
     if dim is None:
         if x.numel() == 0:
             raise RuntimeError(f"{fn}: Expected reduction dim to be specified for input.numel() == 0. "
@@ -359,6 +365,8 @@ def min(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, k
 def _amax_amin(fn: str, op: int, input: Any, dim: Any, keepdim: Any, axis: Any, keepdims: Any, out: Any = None) -> Any:
     x = _tensor(input, fn)
     dim = _alias(dim, axis, "dim", "axis", fn, None)
+    if wants_grad(x):
+        return FUNCTIONS["Extremum"].apply(x, fn, dim, _alias(keepdim, keepdims, "keepdim", "keepdims", fn, False), out)
     dims = _reduced_dims(x, dim, fn)
     all_dims = dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)
     if all_dims and x.numel() == 0:
@@ -451,6 +459,14 @@ def _var_std(fn: str, op: int, input: Any, dim: Any, unbiased: Any, keepdim: Any
         raise RuntimeError(f"{fn}: std and var only support floating point and complex dtypes, got {x._dtype.name}")
     dims = _reduced_dims(x, _alias(dim, axis, "dim", "axis", fn, None), fn)
     keep = _alias(keepdim, keepdims, "keepdim", "keepdims", fn, False)
+    if wants_grad(x):                                    # composite: differentiable to any order
+        if out is not None:
+            raise RuntimeError(f"{fn}(): functions with out=... arguments don't support automatic differentiation, "
+                               "but one of the arguments requires grad.")
+        centered = x - mean(x, dims, True)
+        variance = sum(centered * centered, dims, keep) / builtins.max(0, math.prod(x._shape[d] for d in dims)
+                                                                      - correction)
+        return variance if fn == "var" else FUNCTIONS["Std"].apply(variance)
     return _run(fn, op, x, dims, keep, x._dtype, float(correction), out=out)
 
 
@@ -543,6 +559,8 @@ def logsumexp(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = N
         raise TypeError(f"{fn}: missing the dim argument (an int or a tuple of ints)")
     if not x._dtype.is_floating_point:
         x = x.to(dtypes.get_default_dtype())
+    if wants_grad(x):
+        return FUNCTIONS["Logsumexp"].apply(x, dim, keepdim, None, keepdims, out)
     dims = _reduced_dims(x, dim, fn)
     return _run(fn, lib.TT_RED_LOGSUMEXP, x, dims, _alias(keepdim, keepdims, "keepdim", "keepdims", fn, False),
                 x._dtype, out=out)
@@ -566,6 +584,8 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: Any = None, *, d
     """
     fn = "vector_norm"
     x = _tensor(x, fn)
+    if wants_grad(x):
+        return FUNCTIONS["VectorNorm"].apply(x, ord, dim, keepdim, dtype, axis, keepdims)
     if isinstance(ord, builtins.bool) or not isinstance(ord, (int, float)):
         raise TypeError(f"{fn}: ord must be a number, got {ord!r}")
     target = _dtype_arg(dtype, fn)
@@ -652,6 +672,8 @@ def singular_values(x: TensorImpl, d0: int, d1: int, fn: str) -> Any:
 def _spectral_norm(x: TensorImpl, ord: Any, d0: int, d1: int, keep: bool, dtype: Any) -> Any:
     """ord 2 (largest singular value), -2 (smallest) or 'nuc' (their sum) over dims (d0, d1)."""
     fn = "matrix_norm"
+    if wants_grad(x):
+        raise RuntimeError(f"{fn}: the gradient of the ord={ord!r} norm (singular values) is not implemented")
     target = _dtype_arg(dtype, fn)
     x = x if target is None else x.to(target)
     if x._dtype is dtypes.float16:
@@ -748,6 +770,8 @@ def _cumulative(fn: str, op: int, input: Any, dim: Any, dtype: Any, axis: Any, o
     if dim is None:
         raise TypeError(f"{fn}: missing the dim argument")
     x = _tensor(input, fn)
+    if wants_grad(x):
+        return FUNCTIONS["Cumulative"].apply(x, fn, dim, dtype, out)
     if out is not None:
         _check_out(fn, out, x._shape)
         dtype = _out_dtype(fn, _dtype_arg(dtype, fn), out, x._dtype if x._dtype.is_floating_point else dtypes.int64)
@@ -791,6 +815,14 @@ def cumulative_sum(x: Any, /, *, axis: Any = None, dtype: Any = None, include_in
             raise ValueError(f"{fn}: axis must be given for a tensor of more than one dimension")
         axis = 0
     d = S.normalize_dim(axis, len(x._shape), fn=fn)
+    if wants_grad(x):
+        from t_tensor.creation import zeros
+        from t_tensor.manipulation import cat
+
+        result = cumsum(x, d, dtype=dtype)
+        if not include_initial:
+            return result
+        return cat([zeros(tuple(1 if i == d else n for i, n in enumerate(x._shape)), dtype=result._dtype), result], d)
     if not include_initial:
         return _scan(fn, lib.TT_SCAN_SUM, x, d, dtype)
     target = _dtype_arg(dtype, fn)
@@ -812,6 +844,8 @@ def _softmax(fn: str, log: bool, input: Any, dim: Any, dtype: Any, out: Any = No
     x = _tensor(input, fn)
     if dim is None:
         raise TypeError(f"{fn}: missing the dim argument")
+    if wants_grad(x):
+        return FUNCTIONS["Softmax"].apply(x, fn, log, dim, dtype, out)
     target = _dtype_arg(dtype, fn)
     if out is not None:
         _check_out(fn, out, x._shape)

@@ -34,6 +34,7 @@ from typing import Any, NamedTuple
 from t_tensor import dtypes
 from t_tensor import strides as S
 from t_tensor._capi import check, ffi, lib
+from t_tensor.autograd.grad_mode import wants_grad
 from t_tensor.elementwise import _as_input, _operand
 from t_tensor.tensor_impl import TensorImpl, expect_tensor
 
@@ -107,8 +108,14 @@ def _alias(value: Any, alias: Any, fn: str, names: tuple[str, str] = ("dim", "ax
 def _select_sorted(fn: str, x: TensorImpl, dim: Any, descending: bool, start: int, count: int,
                    values: bool = True) -> tuple[Any, Any]:
     """Sort every row of ``x`` along ``dim`` (stable) and keep sorted positions [start, start+count):
-    (values or None, int64 indices), with ``count`` along ``dim``. A 0-d ``x`` gives 0-d results."""
+    (values or None, int64 indices), with ``count`` along ``dim``. A 0-d ``x`` gives 0-d results.
+    Under autograd the values are read with the differentiable ``take_along_dim`` at the indices."""
     d = S.normalize_dim(dim, x.ndim, fn=fn)
+    if values and wants_grad(x):
+        from t_tensor.indexing import take_along_dim
+
+        _, indices = _select_sorted(fn, x, dim, descending, start, count, values=False)
+        return (take_along_dim(x, indices, d) if x._shape else x.clone()), indices
     shape = x._shape or (1,)
     out_shape = x._shape if not x._shape else shape[:d] + (count,) + shape[d + 1 :]
     indices = type(x)._empty(out_shape, dtypes.int64, fn)

@@ -221,3 +221,14 @@ def helper_test_grad(
 def _materialized(tensor: torch.Tensor) -> torch.Tensor:
     """A plain tensor (torch returns lazy ZeroTensors for some second derivatives)."""
     return torch.tensor(tensor.detach().numpy(force=True))
+
+
+def lib_of(a: Any) -> Any:
+    """The library a tensor belongs to (t_tensor or torch), for tests that call one function name on both."""
+    return tt if isinstance(a, tt.Tensor) else torch
+
+
+def random_arrays(*shapes: tuple[int, ...], seed: int = 0) -> list[np.ndarray]:
+    """Standard-normal float64 arrays of the given shapes, from one seeded generator."""
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(shape) for shape in shapes]

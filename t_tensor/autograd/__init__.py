@@ -16,6 +16,7 @@ that runs those records backwards.
 [5.4366, 22.1672]
 """
 
+from t_tensor.autograd import inspect
 from t_tensor.autograd.engine import backward, grad
 from t_tensor.autograd.function import Function, FunctionCtx
 from t_tensor.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -29,6 +30,7 @@ __all__ = [
     "grad",
     "gradcheck",
     "gradgradcheck",
+    "inspect",
     "is_grad_enabled",
     "no_grad",
     "set_grad_enabled",

@@ -18,7 +18,7 @@ own (higher-order gradients); otherwise it runs with grad mode off.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from t_tensor.autograd import grad_mode
@@ -127,12 +127,14 @@ def run_backward(
     retain_graph: bool,
     create_graph: bool,
     capture: dict[tuple[Node, int], int] | None = None,
+    on_step: Callable[[Node, list, list], None] | None = None,
 ) -> list:
     """Backpropagate ``root_grads`` into the graph behind ``root_edges``.
 
     Without ``capture`` gradients accumulate into the leaves' ``.grad``. With ``capture`` (edge ->
     position) nothing accumulates: the gradient arriving at each captured edge is returned at its
-    position, and only the nodes needed to reach the captured edges run.
+    position, and only the nodes needed to reach the captured edges run. ``on_step(node,
+    grads_in, grads_out)``, if given, is called after each node runs (for teaching and debugging).
     """
     buffers: dict[Node, list] = {}
     for (node, nr), g in zip(root_edges, root_grads, strict=False):
@@ -172,6 +174,8 @@ def run_backward(
             if isinstance(node, AccumulateGrad):
                 if capture is None and grads[0] is not None:
                     _accumulate(node.variable, grads[0], create_graph)
+                if on_step is not None:
+                    on_step(node, grads, [])
                 continue
             if capture is not None and not any(c in dependencies for c, _ in node.next_functions if c is not None):
                 continue  # only a captured edge needed this node: its inputs' gradients are not wanted
@@ -179,6 +183,8 @@ def run_backward(
                 outputs: list = [None] * len(node.next_functions)
             else:
                 outputs = _validate(node, node.apply(grads))
+            if on_step is not None:
+                on_step(node, grads, outputs)
             if not retain_graph:
                 node.release()
             for (child, nr), g in zip(node.next_functions, outputs, strict=False):

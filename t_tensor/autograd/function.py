@@ -29,6 +29,7 @@ from typing import Any
 
 from t_tensor.autograd import grad_mode
 from t_tensor.autograd.graph import AutogradMeta, Node, SavedTensor, freed_error, gradient_edge
+from t_tensor.tensor_impl import TensorImpl
 
 __all__ = ["FUNCTIONS", "BackwardFunction", "Function", "FunctionCtx"]
 
@@ -135,8 +136,6 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        from t_tensor.tensor_impl import TensorImpl
-
         state = grad_mode.STATE
         record = state.enabled
         needs = tuple(
@@ -154,36 +153,48 @@ class Function:
         return _connect(ctx, args, needs, output)
 
 
+_NO_EDGE = (None, 0)
+
+
 def _connect(ctx: BackwardFunction, args: tuple, needs: tuple, output: Any) -> Any:
     """Make ``ctx`` the grad_fn of ``output``'s tensors and link it to its inputs' edges."""
-    from t_tensor.tensor_impl import TensorImpl
-
-    ctx.next_functions = tuple(gradient_edge(a) if need else (None, 0) for a, need in zip(args, needs, strict=False))
-    ctx.input_meta = tuple((a._shape, a._dtype) if need else None for a, need in zip(args, needs, strict=False))
-    single = not isinstance(output, tuple)
+    edges = []
+    input_meta = []
+    for a, need in zip(args, needs, strict=True):
+        if need:
+            edges.append(gradient_edge(a))
+            input_meta.append((a._shape, a._dtype))
+        else:
+            edges.append(_NO_EDGE)
+            input_meta.append(None)
+    ctx.next_functions = tuple(edges)
+    ctx.input_meta = tuple(input_meta)
+    single = type(output) is not tuple
     outputs = [output] if single else list(output)
-    inputs_by_id = {id(a) for a in args if isinstance(a, TensorImpl)}
-    meta = []
+    output_meta = []
     for i, out in enumerate(outputs):
         if not isinstance(out, TensorImpl):
-            meta.append(None)
+            output_meta.append(None)
             continue
-        meta.append((out._shape, out._dtype))
-        if id(out) in ctx._non_differentiable or not out._dtype.is_floating_point:
+        output_meta.append((out._shape, out._dtype))
+        if not out._dtype.is_floating_point or (ctx._non_differentiable and id(out) in ctx._non_differentiable):
             continue
-        if id(out) in inputs_by_id and id(out) not in ctx._dirty:
+        dirty = bool(ctx._dirty) and id(out) in ctx._dirty
+        if dirty:
+            meta = out._ag
+            if meta is not None and meta.grad_fn is None and meta.requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        elif any(out is a for a in args):
             out = outputs[i] = out._alias()  # an input returned as is: give the output its own history
-        if id(out) in ctx._dirty and out._ag is not None and out._ag.grad_fn is None and out._ag.requires_grad:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         out._ag = AutogradMeta(True, ctx, i)
-    ctx.output_meta = tuple(meta)
-    output_ids = {id(out): i for i, out in enumerate(outputs)}
+    ctx.output_meta = tuple(output_meta)
     saved = []
     for tensor in ctx._to_save:
         if tensor is None:
             saved.append(None)
         else:
-            saved.append(SavedTensor(tensor, output_ids.get(id(tensor))))
+            index = next((i for i, out in enumerate(outputs) if out is tensor), None)
+            saved.append(SavedTensor(tensor, index))
     ctx._saved = saved
     ctx._saved_count = len(saved)
     ctx._to_save = ()

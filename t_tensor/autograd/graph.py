@@ -22,6 +22,7 @@ version moved raises the error PyTorch raises.
 from __future__ import annotations
 
 import itertools
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -57,7 +58,7 @@ class AutogradMeta:
         self.grad_fn = grad_fn
         self.output_nr = output_nr
         self.hooks: list[Callable] | None = None       # leaf hooks (non-leaf hooks live on grad_fn)
-        self.accumulator: AccumulateGrad | None = None  # a leaf's one AccumulateGrad node
+        self.accumulator = None  # weak reference to a leaf's AccumulateGrad node (see gradient_edge)
         self.retains_grad = False
         self.base = None                                # for a view: the tensor it views
 
@@ -135,9 +136,14 @@ def gradient_edge(tensor: Any) -> tuple[Node, int]:
     meta = tensor._ag
     if meta.grad_fn is not None:
         return (meta.grad_fn, meta.output_nr)
-    if meta.accumulator is None:
-        meta.accumulator = AccumulateGrad(tensor)
-    return (meta.accumulator, 0)
+    # A leaf holds its AccumulateGrad weakly (the node holds the leaf strongly): the graphs that
+    # use the leaf keep the node alive, so all uses within one graph share it, and no cycle
+    # leaf -> node -> leaf is left for the garbage collector.
+    node = meta.accumulator() if meta.accumulator is not None else None
+    if node is None:
+        node = AccumulateGrad(tensor)
+        meta.accumulator = weakref.ref(node)
+    return (node, 0)
 
 
 _FREED = (

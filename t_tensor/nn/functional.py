@@ -1,4 +1,7 @@
-"""Convolution, pooling and resampling: the forward functions of ``torch.nn.functional``.
+"""``t_tensor.nn.functional``, as ``torch.nn.functional``: the layers and losses (``linear``,
+``dropout``, ``embedding``, ``layer_norm``, ``softmax``, ``cross_entropy`` ..., differentiable;
+they live in :mod:`t_tensor.nn.functional_core` and are re-exported here), and convolution,
+pooling and resampling (forward only), below.
 
 Every function checks its arguments and computes the output shape in Python, with PyTorch's
 rules and error cases, then makes one C call that loops over the (N, C) planes of the input,
@@ -33,14 +36,42 @@ from t_tensor import dtypes
 from t_tensor._capi import check, lib
 from t_tensor.autograd.function import FUNCTIONS
 from t_tensor.autograd.grad_mode import wants_grad
+from t_tensor.manipulation import pad
+from t_tensor.nn.functional_attention import multi_head_attention, scaled_dot_product_attention
+from t_tensor.nn.functional_core import (  # the layers and losses, re-exported as torch.nn.functional has them
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    dropout,
+    embedding,
+    gelu,
+    l1_loss,
+    layer_norm,
+    linear,
+    log_softmax,
+    mse_loss,
+    nll_loss,
+    relu,
+    sigmoid,
+    silu,
+    smooth_l1_loss,
+    softmax,
+    tanh,
+)
 from t_tensor.nn.normalization import batch_norm, group_norm  # noqa: F401  (normalization, nn-conv)
 from t_tensor.tensor_impl import TensorImpl
 
 __all__ = [
+    "pad", "scaled_dot_product_attention", "multi_head_attention",
     "conv1d", "conv2d",
     "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "interpolate",
+    # layers and losses (t_tensor/nn/functional_core.py)
+    "linear", "relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout", "embedding",
+    "layer_norm",
+    "mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    "nll_loss", "cross_entropy",
 ]  # fmt: skip
 __all__ += ["batch_norm", "group_norm"]  # normalization.py (nn-conv)
 
@@ -579,6 +610,8 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
         raise RuntimeError(f"{fn}: Non-empty {input.ndim}D data tensor expected but got a tensor with sizes "
                            f"{list(input.shape)}")
     _check_float(input, fn)
+    if wants_grad(input):  # refuse rather than return a result without history
+        raise RuntimeError(f"{fn}: the gradient of interpolate is not implemented")
     x_shape, x_strides, _ = _lift(input, nd)
     result = type(input)._empty(input.shape[:2] + out, input._dtype, fn)
     (out,) = _two_d(nd, out, fill=1)

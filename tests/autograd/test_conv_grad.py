@@ -359,3 +359,12 @@ def test_pool_no_grad_outside_grad_mode():
         assert not F.max_pool2d(x, 2).requires_grad
         assert not F.conv2d(x, tt.ones(1, 1, 2, 2)).requires_grad
     assert F.adaptive_avg_pool2d(x, 2).grad_fn is not None
+
+
+def test_interpolate_refuses_to_record():
+    x = tt.ones(1, 1, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="interpolate: the gradient of interpolate is not implemented"):
+        F.interpolate(x, scale_factor=2)
+    with tt.no_grad():
+        assert F.interpolate(x, scale_factor=2).shape == (1, 1, 6)
+    assert F.interpolate(x.detach(), size=4, mode="linear").shape == (1, 1, 4)

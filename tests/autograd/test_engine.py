@@ -195,6 +195,9 @@ def _rand(*shape: int, seed: int = 0) -> np.ndarray:
     lambda t: t.as_strided((2, 2), (1, 1), 1),
     lambda t: t.narrow(1, 1, 2).select(0, 2),
     lambda t: t.T.contiguous().flatten(),
+    lambda t: t[:1].expand(2, 4)[:, 0],             # views of an expanded tensor: aliases share a gradient
+    lambda t: t[0].expand(4, 4).diagonal(),
+    lambda t: t[1].expand(3, 4).as_strided((2, 2), (0, 1), 5),
 ])
 def test_gradients_flow_through_views(view) -> None:
     helper_test_grad([_rand(3, 4)], lambda t: view(t * 1.0) * 2.0, atol=1e-12, rtol=1e-12, create_graph=True)
@@ -226,3 +229,20 @@ def test_sum_mean_matmul_match_torch() -> None:
     for sa, sb in [((3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)), ((4,), (4,)), ((2, 1, 3, 4), (5, 4, 2)),
                    ((2, 3, 4), (4, 2))]:
         helper_test_grad([_rand(*sa), _rand(*sb, seed=1)], lambda a, b: a @ b, create_graph=True)
+
+
+def test_graphs_are_freed_without_the_garbage_collector() -> None:
+    import gc
+
+    gc.collect()
+    gc.disable()
+    try:
+        before = tt.live_storages()
+        for _ in range(50):
+            x = tt.ones(100, requires_grad=True)
+            y = (x * 2).exp()[1:].sum()
+            y.backward()
+            del x, y
+        assert tt.live_storages() == before  # no cycle kept any tensor of any graph alive
+    finally:
+        gc.enable()

@@ -20,10 +20,14 @@ HEADINGS = [
     "6. DLPack: t_tensor -> NumPy and back",
     "7. The caching allocator",
     "9. Reductions, indexing, sorting and matrix products",
+    "10. Autograd: record, then run the record backwards",
+    "11. Training: an MLP on scikit-learn's digits (examples/train_digits.py, short)",
 ]
 
 # (label, value) pairs the tour prints on one line; the value is what the library must produce.
 KEY_LINES = [
+    ("w.grad", "[[0.1362, 0.0681], [0.0004, 0.0002]]"),
+    ("d(x^3)/dx and its derivative", "([3.0, 0.75], [6.0, 3.0])"),
     ("x = tt.arange(12).view(3, 4)", "shape=(3, 4) stride=(4, 1) storage_offset=0"),
     ("x.untyped_storage().use_count()", "1"),
     ("y = x.T", "shape=(4, 3) stride=(1, 4) storage_offset=0"),

@@ -425,26 +425,43 @@ typedef struct ew_context {
         }                                                                                         \
     }
 
-#define WHERE_LOOP(T, SO, SC, SB, SE)                                                 \
-    for (int64_t i = 0; i < n; i++) {                                                 \
-        const char *src = *(const uint8_t *)(pcond + i * (SC)) ? pb + i * (SB) : pe + i * (SE); \
-        *(T *)(o + i * (SO)) = *(const T *)src;                                       \
+/* where copies the chosen element's bits (no conversion, so -0.0 and NaN payloads survive). The
+   choice is made with a mask on the bits, not a branch: a random mask would mispredict every
+   other element (5 ns each), and the masked form vectorizes. One row per element size serves
+   every dtype; fast loops for all contiguous and for `other` a broadcast scalar (where(m, x, 0)). */
+#define WHERE_LOOP(U, SO, SC, SB, SE)                                                             \
+    for (int64_t i = 0; i < n; i++) {                                                             \
+        const U take = (U)0 - (U)(*(const uint8_t *)(pcond + i * (SC)) != 0);                     \
+        const U b = *(const U *)(pb + i * (SB)), e = *(const U *)(pe + i * (SE));                 \
+        *(U *)(o + i * (SO)) = (U)((b & take) | (e & (U)~take));                                  \
     }
 
-/* where copies the chosen element's bits (no conversion, so -0.0 and NaN payloads survive):
-   all contiguous, `other` a broadcast scalar (where(mask, x, 0)), or strided. */
+#define DEFINE_WHERE_BITS(BITS)                                                                   \
+    static void where_bits_##BITS(char **data, const int64_t *s, int64_t n) {                    \
+        char *o = data[0];                                                                        \
+        const char *pcond = data[1], *pb = data[2], *pe = data[3];                                \
+        const int64_t st = (int64_t)sizeof(uint##BITS##_t);                                       \
+        if (s[0] == st && s[1] == 1 && s[2] == st && s[3] == st) {                                \
+            WHERE_LOOP(uint##BITS##_t, st, 1, st, st)                                             \
+        } else if (s[0] == st && s[1] == 1 && s[2] == st && s[3] == 0) {                          \
+            WHERE_LOOP(uint##BITS##_t, st, 1, st, 0)                                              \
+        } else {                                                                                  \
+            WHERE_LOOP(uint##BITS##_t, s[0], s[1], s[2], s[3])                                    \
+        }                                                                                         \
+    }
+DEFINE_WHERE_BITS(8)
+DEFINE_WHERE_BITS(16)
+DEFINE_WHERE_BITS(32)
+DEFINE_WHERE_BITS(64)
+
 #define DEFINE_WHERE_ROW(NAME, T)                                                                 \
     static void NAME(char **data, const int64_t *s, int64_t n, void *ctx) {                      \
         (void)ctx;                                                                                \
-        char *o = data[0];                                                                        \
-        const char *pcond = data[1], *pb = data[2], *pe = data[3];                                \
-        const int64_t st = (int64_t)sizeof(T);                                                    \
-        if (s[0] == st && s[1] == 1 && s[2] == st && s[3] == st) {                                \
-            WHERE_LOOP(T, (int64_t)sizeof(T), 1, (int64_t)sizeof(T), (int64_t)sizeof(T))         \
-        } else if (s[0] == st && s[1] == 1 && s[2] == st && s[3] == 0) {                          \
-            WHERE_LOOP(T, (int64_t)sizeof(T), 1, (int64_t)sizeof(T), 0)                           \
-        } else {                                                                                  \
-            WHERE_LOOP(T, s[0], s[1], s[2], s[3])                                                 \
+        switch (sizeof(T)) {                                                                      \
+        case 1: where_bits_8(data, s, n); break;                                                  \
+        case 2: where_bits_16(data, s, n); break;                                                 \
+        case 4: where_bits_32(data, s, n); break;                                                 \
+        default: where_bits_64(data, s, n); break;                                                \
         }                                                                                         \
     }
 

@@ -2,4 +2,12 @@
 :class:`~t_tensor.autograd.function.Function` subclasses with forward and backward side by side.
 Importing this package registers them all in ``FUNCTIONS``, where the op modules find them."""
 
-from t_tensor.autograd.functions import elementwise, linalg, nn, reductions, views  # noqa: F401
+from t_tensor.autograd.functions import (  # noqa: F401
+    elementwise,
+    indexing,
+    linalg,
+    manipulation,
+    nn,
+    reductions,
+    views,
+)

@@ -144,11 +144,40 @@ class ViewScatter(Function):
                 buffer.index_add_(0, positions.reshape(-1), grad.reshape(-1))
             else:
                 buffer.as_strided(v_shape, v_strides, relative).copy_(grad)
+        aliases = _aliases(b_shape, b_strides)
+        if aliases is not None:
+            # The base repeats memory (it was expanded): each of the k base elements over one
+            # memory element gets 1/k of its gradient, so that the expand's own backward, which
+            # sums them, counts it once (PyTorch's as_strided backward does the same).
+            buffer = buffer / aliases[1]
         return buffer.as_strided(b_shape, b_strides, 0)
 
     @staticmethod
     def backward(ctx: Any, grad: Any) -> tuple:
-        return view_of(grad, ctx.base, ctx.view), None, None
+        b_shape, b_strides, b_off = ctx.base
+        aliases = _aliases(b_shape, b_strides)
+        if aliases is None:
+            return view_of(grad, ctx.base, ctx.view), None, None
+        from t_tensor.creation import zeros
+
+        # the adjoint of "divide by the alias count, read at the base's positions"
+        positions, counts = aliases
+        memory = zeros(counts.numel(), dtype=grad.dtype).index_add(0, positions, grad.reshape(-1)) / counts
+        v_shape, v_strides, v_off = ctx.view
+        return memory.as_strided(v_shape, v_strides, v_off - b_off), None, None
+
+
+def _aliases(shape: tuple, strides: tuple) -> tuple[Any, Any] | None:
+    """For a layout that repeats memory: the memory position of each element (flattened) and,
+    per memory position, how many elements sit on it (at least 1). None when nothing repeats."""
+    if not S.has_internal_overlap(shape, strides):
+        return None
+    from t_tensor.creation import arange, zeros
+
+    span = _span(shape, strides)
+    positions = arange(span).as_strided(shape, strides, 0).reshape(-1)
+    counts = zeros(span).index_add_(0, positions, zeros(positions.numel()) + 1.0)
+    return positions, counts.clamp_min(1.0)
 
 
 def view_of(grad: Any, base: Geometry, view: Geometry) -> Any:
