@@ -68,6 +68,7 @@ MODULES = [
     "t_tensor.optim.rmsprop",
     "t_tensor.optim.lr_scheduler",
     "t_tensor.serialization",
+    "t_tensor.graph.memory_plan",
 ]
 
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
