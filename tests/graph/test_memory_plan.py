@@ -9,6 +9,8 @@ CNN-like and transformer-like graphs. One known 4-tensor chain where it does not
 
 from __future__ import annotations
 
+import operator
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -288,6 +290,110 @@ def test_cnn_and_transformer_patterns_reach_the_lower_bound(graph, lower):
     assert inplace.arena_bytes <= plan.arena_bytes
     if steps[0][0] == "ln1":
         assert inplace.arena_bytes < inplace.lower_bound
+
+
+def fx_graph(module, x):
+    """Steps, sizes, outputs and bound names of a PyTorch module traced with torch.fx, with the shapes
+    of an example input; the elementwise nodes (relu, gelu, add, mul, eval-mode batch norm) are
+    marked as in-place candidates."""
+    import torch
+    from torch.fx import symbolic_trace
+    from torch.fx.passes.shape_prop import ShapeProp
+
+    traced = symbolic_trace(module)
+    ShapeProp(traced).propagate(x)
+    modules = dict(traced.named_modules())
+    steps, sizes, bound, outputs, elementwise = [], {}, set(), [], set()
+    for node in traced.graph.nodes:
+        if node.op in ("placeholder", "get_attr"):
+            bound.add(node.name)
+        elif node.op == "output":
+            outputs = [a.name for a in node.all_input_nodes]
+        else:
+            meta = node.meta["tensor_meta"]
+            steps.append((node.name, [a.name for a in node.all_input_nodes], [node.name]))
+            sizes[node.name] = meta.shape.numel() * meta.dtype.itemsize
+            target = modules.get(node.target) if node.op == "call_module" else node.target
+            if target in (torch.relu, torch.nn.functional.gelu, operator.add, operator.mul) or isinstance(
+                target, (torch.nn.ReLU, torch.nn.BatchNorm2d)
+            ):
+                elementwise.add(node.name)
+    return steps, sizes, outputs, bound, elementwise
+
+
+def torch_resnet():
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.c1, self.b1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout)
+            self.c2, self.b2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False), nn.BatchNorm2d(cout)
+            self.skip = nn.Identity()
+            if stride != 1 or cin != cout:
+                self.skip = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            y = torch.relu(self.b1(self.c1(x)))
+            return torch.relu(self.b2(self.c2(y)) + self.skip(x))
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 1, 1), nn.BatchNorm2d(16), nn.ReLU())
+            self.blocks = nn.Sequential(
+                Block(16, 16, 1), Block(16, 16, 1), Block(16, 32, 2), Block(32, 32, 1), Block(32, 64, 2)
+            )
+            self.fc = nn.Linear(64, 10)
+
+        def forward(self, x):
+            pooled = nn.functional.adaptive_avg_pool2d(self.blocks(self.stem(x)), 1)
+            return self.fc(torch.flatten(pooled, 1))
+
+    return Net().eval(), torch.randn(2, 3, 32, 32)
+
+
+def torch_encoder_block():
+    import torch
+    from torch import nn
+
+    batch, seq, d, heads = 2, 32, 64, 4
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
+            self.n1, self.n2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.f1, self.f2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+        def split(self, t):
+            return t.reshape(batch, seq, heads, d // heads).transpose(1, 2)
+
+        def forward(self, x):
+            h = self.n1(x)
+            q, k, v = self.split(self.q(h)), self.split(self.k(h)), self.split(self.v(h))
+            attn = torch.softmax(q @ k.transpose(-1, -2) * 0.25, -1) @ v
+            x = x + self.o(attn.transpose(1, 2).reshape(batch, seq, d))
+            return x + self.f2(nn.functional.gelu(self.f1(self.n2(x))))
+
+    return Encoder().eval(), torch.randn(batch, seq, d)
+
+
+@pytest.mark.parametrize("make", [torch_resnet, torch_encoder_block])
+def test_pytorch_graphs_reach_the_lower_bound(make):
+    steps, sizes, outputs, bound, elementwise = fx_graph(*make())
+    assert len(steps) > 20 and elementwise
+    plan = plan_greedy_by_size(liveness(steps, sizes, outputs, bound))
+    plan.check()
+    assert plan.arena_bytes == plan.lower_bound < plan.naive_bytes / 3
+    inplace = plan_greedy_by_size(liveness(steps, sizes, outputs, bound, elementwise))
+    inplace.check()
+    assert inplace.inplace_bytes > 0 and inplace.arena_bytes <= plan.arena_bytes
+    for planner in PLANNERS.values():  # the offset allocator: valid, within the naive sum
+        other = planner(liveness(steps, sizes, outputs, bound, elementwise))
+        other.check()
+        assert other.arena_bytes <= other.naive_bytes
 
 
 # ---------------------------------------------------------------- the offset allocator
