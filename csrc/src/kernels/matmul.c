@@ -236,6 +236,11 @@ static const run_fn run_table[TT_NUM_DTYPES] = {MATMUL_DTYPES(REGISTER_GEMM)};
 #define GEMM_PARALLEL_MIN_FLOPS ((int64_t)1 << 17)
 /* Units of one product per thread (dynamic load balance). */
 #define GEMM_UNITS_PER_THREAD 4
+/* The packed B panel of one step holds at most about this many elements (all of k at once when it
+   fits: two parallel regions per product instead of two per KC slice). */
+#define GEMM_BPACK_ELEMS ((int64_t)1 << 21)
+/* Scratch blocks up to this size are kept for the next product. */
+#define GEMM_CACHE_MAX ((size_t)64 << 20)
 
 enum { KERNEL_GENERIC = 0, KERNEL_AVX2 = 1, KERNEL_AVX512 = 2, KERNEL_AUTO = -1 };
 static const char *const kernel_names[] = {"generic", "avx2", "avx512"};
@@ -505,6 +510,34 @@ static void slot_give(atomic_uint_fast64_t *slots, int i) {
     atomic_fetch_and_explicit(slots, ~((uint64_t)1 << i), memory_order_release);
 }
 
+/* Scratch of the float GEMM. One block is kept between products (packing buffers of a few MiB
+   would otherwise be mapped, and page-faulted, afresh on every call); it starts with a 64-byte
+   header holding its usable size. Concurrent products each take their own block. */
+static _Atomic(char *) gemm_cache = NULL;
+
+static void *scratch_take(size_t bytes) {
+    char *blk = atomic_exchange_explicit(&gemm_cache, NULL, memory_order_acquire);
+    if (blk != NULL && *(size_t *)blk >= bytes) {
+        return blk + 64;
+    }
+    free(blk);
+    void *mem = NULL;
+    if (posix_memalign(&mem, 64, bytes + 64) != 0) {
+        return NULL;
+    }
+    *(size_t *)mem = bytes;
+    return (char *)mem + 64;
+}
+
+static void scratch_give(void *p) {
+    char *blk = (char *)p - 64;
+    if (*(size_t *)blk > GEMM_CACHE_MAX) {
+        free(blk);
+        return;
+    }
+    free(atomic_exchange_explicit(&gemm_cache, blk, memory_order_acq_rel));
+}
+
 /* One family of packing and loops for an MR x NR micro-tile and MC/KC/NC blocking. */
 #define DEFINE_FAST_GEMM(TAG, T, MR, NR, MC, KC, NC)                                               \
     /* A[0:mc, 0:kc] (A points at the block's first element) into MR-tall micro-panels. */         \
@@ -548,22 +581,29 @@ static void slot_give(atomic_uint_fast64_t *slots, int i) {
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
-    /* Rows [r0, r1) x micro-panels [q0, q1) of the current (pc, jc) step, A packed into apack. */ \
+    /* Rows [r0, r1) x micro-panels [q0, q1) of the current (jc, pb) step: for each MC block of    \
+       rows, every KC slice of the packed k range in order (the C block stays in L2 between       \
+       slices); A is packed into apack. */                                                        \
     static void macro_##TAG(const prob_##T *pr, ukr_##T##_fn ukr, const T *bpack, T *apack,       \
-                            int64_t pc, int64_t kc, int64_t jc, int64_t nc, int64_t r0, int64_t r1, \
+                            int64_t pb, int64_t kb, int64_t jc, int64_t nc, int64_t r0, int64_t r1, \
                             int64_t q0, int64_t q1) {                                              \
-        const int load_c = pr->accumulate || pc > 0;                                               \
+        const int64_t panels = (nc + (NR) - 1) / (NR);                                             \
         for (int64_t ic = r0; ic < r1; ic += (MC)) {                                               \
             const int64_t mc = r1 - ic < (MC) ? r1 - ic : (MC);                                    \
-            pack_a_##TAG(apack, pr->a + ic * pr->rsa + pc * pr->csa, pr->rsa, pr->csa, mc, kc);    \
-            for (int64_t q = q0; q < q1; q++) {                                                    \
-                const int64_t j = q * (NR);                                                        \
-                const int nr = (int)(nc - j < (NR) ? nc - j : (NR));                               \
-                const T *bp = bpack + q * (NR) * kc;                                               \
-                T *cj = pr->c + ic * pr->rsc + (jc + j) * pr->csc;                                 \
-                for (int64_t i = 0; i < mc; i += (MR)) {                                           \
-                    const int mr = (int)(mc - i < (MR) ? mc - i : (MR));                           \
-                    ukr(kc, apack + i * kc, bp, cj + i * pr->rsc, pr->rsc, pr->csc, mr, nr, load_c); \
+            for (int64_t p0 = 0; p0 < kb; p0 += (KC)) {                                            \
+                const int64_t pc = pb + p0, kc = kb - p0 < (KC) ? kb - p0 : (KC);                  \
+                const int load_c = pr->accumulate || pc > 0;                                       \
+                const T *bslice = bpack + p0 * panels * (NR);                                      \
+                pack_a_##TAG(apack, pr->a + ic * pr->rsa + pc * pr->csa, pr->rsa, pr->csa, mc, kc); \
+                for (int64_t q = q0; q < q1; q++) {                                                \
+                    const int64_t j = q * (NR);                                                    \
+                    const int nr = (int)(nc - j < (NR) ? nc - j : (NR));                           \
+                    const T *bp = bslice + q * (NR) * kc;                                          \
+                    T *cj = pr->c + ic * pr->rsc + (jc + j) * pr->csc;                             \
+                    for (int64_t i = 0; i < mc; i += (MR)) {                                       \
+                        const int mr = (int)(mc - i < (MR) ? mc - i : (MR));                       \
+                        ukr(kc, apack + i * kc, bp, cj + i * pr->rsc, pr->rsc, pr->csc, mr, nr, load_c); \
+                    }                                                                              \
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
@@ -574,22 +614,31 @@ static void slot_give(atomic_uint_fast64_t *slots, int i) {
         const prob_##T *pr;                                                                        \
         ukr_##T##_fn ukr;                                                                          \
         T *bpack, *apacks;                                                                         \
-        int64_t pc, kc, jc, nc;                                                                    \
+        int64_t pb, kb, jc, nc, panels;                                                            \
         int64_t tm, tn;   /* the unit grid: tm row ranges x tn column ranges */                    \
         int64_t workers;  /* A buffers in apacks */                                                \
         atomic_uint_fast64_t slots;                                                                \
     } par_##TAG;                                                                                   \
                                                                                                    \
+    /* Items [begin, end) of the packing of B[pb:pb+kb, jc:jc+nc]: item = (KC slice, micro-panel); \
+       slice p0 lives at bpack + p0 * panels * NR. */                                              \
     static void pack_b_task_##TAG(int64_t begin, int64_t end, void *ctx) {                         \
         const par_##TAG *s = ctx;                                                                  \
         const prob_##T *pr = s->pr;                                                                \
-        pack_b_##TAG(s->bpack, pr->b + s->pc * pr->rsb + s->jc * pr->csb, pr->rsb, pr->csb, s->kc, \
-                     s->nc, begin, end);                                                           \
+        for (int64_t it = begin; it < end;) {                                                      \
+            const int64_t slice = it / s->panels, q0 = it % s->panels;                             \
+            const int64_t q1 = end - it < s->panels - q0 ? q0 + (end - it) : s->panels;            \
+            const int64_t p0 = slice * (KC), kc = s->kb - p0 < (KC) ? s->kb - p0 : (KC);           \
+            pack_b_##TAG(s->bpack + p0 * s->panels * (NR),                                         \
+                         pr->b + (s->pb + p0) * pr->rsb + s->jc * pr->csb, pr->rsb, pr->csb, kc,   \
+                         s->nc, q0, q1);                                                           \
+            it += q1 - q0;                                                                         \
+        }                                                                                          \
     }                                                                                              \
                                                                                                    \
     static void macro_task_##TAG(int64_t begin, int64_t end, void *ctx) {                          \
         par_##TAG *s = ctx;                                                                        \
-        const int64_t rows = (s->pr->m + (MR) - 1) / (MR), panels = (s->nc + (NR) - 1) / (NR);     \
+        const int64_t rows = (s->pr->m + (MR) - 1) / (MR);                                         \
         const int slot = slot_take(&s->slots, s->workers);                                         \
         T *apack = s->apacks + slot * (int64_t)(MC) * (KC);                                        \
         for (int64_t u = begin; u < end; u++) {                                                    \
@@ -597,26 +646,35 @@ static void slot_give(atomic_uint_fast64_t *slots, int i) {
             const int64_t r0 = rows * um / s->tm * (MR);                                           \
             int64_t r1 = rows * (um + 1) / s->tm * (MR);                                           \
             r1 = r1 < s->pr->m ? r1 : s->pr->m;                                                    \
-            const int64_t q0 = panels * un / s->tn, q1 = panels * (un + 1) / s->tn;                \
+            const int64_t q0 = s->panels * un / s->tn, q1 = s->panels * (un + 1) / s->tn;          \
             if (r0 < r1 && q0 < q1) {                                                              \
-                macro_##TAG(s->pr, s->ukr, s->bpack, apack, s->pc, s->kc, s->jc, s->nc, r0, r1, q0, q1); \
+                macro_##TAG(s->pr, s->ukr, s->bpack, apack, s->pb, s->kb, s->jc, s->nc, r0, r1, q0, q1); \
             }                                                                                      \
         }                                                                                          \
         slot_give(&s->slots, slot);                                                                \
     }                                                                                              \
                                                                                                    \
+    /* The k rows of B packed at once for a panel of nc columns: all of k when the packed panel   \
+       stays within GEMM_BPACK_ELEMS, else a multiple of KC that does. */                          \
+    static int64_t k_block_##TAG(int64_t k, int64_t nc) {                                          \
+        const int64_t width = (nc + (NR) - 1) / (NR) * (NR);                                       \
+        int64_t kb = GEMM_BPACK_ELEMS / width / (KC) * (KC);                                       \
+        kb = kb < (KC) ? (KC) : kb;                                                                \
+        return k < kb ? k : kb;                                                                    \
+    }                                                                                              \
+                                                                                                   \
     /* C = A @ B (or C += A @ B) for one product with k > 0, on `workers` threads (1: on the       \
-       calling thread). apacks holds `workers` blocks of MC x KC, bpack one KC x NC panel. */      \
+       calling thread). apacks holds `workers` blocks of MC x KC, bpack one packed B panel          \
+       (k_block x nc, see bpack_elems). Two regions per (jc, k block): pack B, then the units. */  \
     static void gemm_run_##TAG(const prob_##T *pr, ukr_##T##_fn ukr, int64_t workers, T *apacks,  \
                                T *bpack) {                                                         \
         par_##TAG s = {.pr = pr, .ukr = ukr, .bpack = bpack, .apacks = apacks, .tm = 1, .tn = 1,   \
                        .workers = workers};                                                        \
         atomic_init(&s.slots, 0);                                                                  \
-        const int64_t rows = (pr->m + (MR) - 1) / (MR);                                            \
+        const int64_t rows = (pr->m + (MR) - 1) / (MR), want = GEMM_UNITS_PER_THREAD * workers;    \
         if (workers > 1) {                                                                         \
             /* Row ranges of at most MC rows, a multiple of the wanted unit count when there are   \
                enough micro-rows; column ranges make up the count when there are not. */           \
-            const int64_t want = GEMM_UNITS_PER_THREAD * workers;                                  \
             int64_t tm = (rows + (MC) / (MR) - 1) / ((MC) / (MR));                                 \
             tm = (tm + want - 1) / want * want;                                                    \
             s.tm = tm < rows ? tm : rows;                                                          \
@@ -624,24 +682,32 @@ static void slot_give(atomic_uint_fast64_t *slots, int i) {
         for (int64_t jc = 0; jc < pr->n; jc += (NC)) {                                             \
             s.jc = jc;                                                                             \
             s.nc = pr->n - jc < (NC) ? pr->n - jc : (NC);                                          \
-            const int64_t panels = (s.nc + (NR) - 1) / (NR);                                       \
+            s.panels = (s.nc + (NR) - 1) / (NR);                                                   \
             if (workers > 1) {                                                                     \
-                const int64_t want = GEMM_UNITS_PER_THREAD * workers;                              \
                 const int64_t tn = s.tm >= want ? 1 : (want + s.tm - 1) / s.tm;                    \
-                s.tn = tn < panels ? tn : panels;                                                  \
+                s.tn = tn < s.panels ? tn : s.panels;                                              \
             }                                                                                      \
-            for (int64_t pc = 0; pc < pr->k; pc += (KC)) {                                         \
-                s.pc = pc;                                                                         \
-                s.kc = pr->k - pc < (KC) ? pr->k - pc : (KC);                                      \
+            const int64_t kb_max = k_block_##TAG(pr->k, s.nc);                                     \
+            for (int64_t pb = 0; pb < pr->k; pb += kb_max) {                                       \
+                s.pb = pb;                                                                         \
+                s.kb = pr->k - pb < kb_max ? pr->k - pb : kb_max;                                  \
+                const int64_t items = (s.kb + (KC) - 1) / (KC) * s.panels;                         \
                 if (workers > 1) {                                                                 \
-                    tt_parallel_for(panels, 8, pack_b_task_##TAG, &s);                             \
+                    tt_parallel_for(items, 8, pack_b_task_##TAG, &s);                              \
                     tt_parallel_for(s.tm * s.tn, 1, macro_task_##TAG, &s);                         \
                 } else {                                                                           \
-                    pack_b_task_##TAG(0, panels, &s);                                              \
-                    macro_##TAG(pr, ukr, bpack, apacks, pc, s.kc, jc, s.nc, 0, pr->m, 0, panels);  \
+                    pack_b_task_##TAG(0, items, &s);                                               \
+                    macro_##TAG(pr, ukr, bpack, apacks, pb, s.kb, jc, s.nc, 0, pr->m, 0, s.panels); \
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
+    /* Elements of the packed B panel of a product (k x n). */                                     \
+    static int64_t bpack_elems_##TAG(int64_t k, int64_t n) {                                       \
+        const int64_t nc = n < (NC) ? n : (NC);                                                    \
+        const int64_t width = (nc + (NR) - 1) / (NR) * (NR);                                       \
+        return (k_block_##TAG(k, nc) * width + 15) / 16 * 16;                                      \
     }                                                                                              \
                                                                                                    \
     /* Products [t0, t1) of the batch; apacks/bpack are this caller's buffers. */                  \
@@ -699,12 +765,11 @@ static void slot_give(atomic_uint_fast64_t *slots, int i) {
                 workers = threads;                                                                 \
             }                                                                                      \
         }                                                                                          \
-        const int64_t kc = pr->k < (KC) ? pr->k : (KC), nc = pr->n < (NC) ? pr->n : (NC);          \
-        s->bsize = (kc * ((nc + (NR) - 1) / (NR)) * (NR) + 15) / 16 * 16;                          \
+        s->bsize = bpack_elems_##TAG(pr->k, pr->n);                                                \
         const int64_t asize = (int64_t)(MC) * (KC);                                                \
         const int64_t total = asize * workers + s->bsize * (over_batch ? workers : 1);             \
-        void *mem = NULL;                                                                          \
-        if (posix_memalign(&mem, 64, (size_t)total * sizeof(T)) != 0) {                            \
+        void *mem = scratch_take((size_t)total * sizeof(T));                                       \
+        if (mem == NULL) {                                                                         \
             return TT_ERR_NOMEM;                                                                   \
         }                                                                                          \
         s->ukr = ukr;                                                                              \
@@ -716,7 +781,7 @@ static void slot_give(atomic_uint_fast64_t *slots, int i) {
         } else {                                                                                   \
             batch_range_##TAG(s, 0, s->batch, workers, s->apacks, s->bpacks);                      \
         }                                                                                          \
-        free(mem);                                                                                 \
+        scratch_give(mem);                                                                               \
         return TT_OK;                                                                              \
     }
 
