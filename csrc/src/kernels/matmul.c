@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gemm_kernels.h"
 #include "half.h"
 #include "tt/tt.h"
 #include "tt/kernels/matmul.h"
@@ -488,9 +489,7 @@ DEFINE_AVX512_UKR(double, __m512d, pd, 8, 16)
 DEFINE_GEMM_TYPES(float)
 DEFINE_GEMM_TYPES(double)
 
-/* Takes one of the first `count` buffers of a free-list bitmask (at most `count` holders at a
-   time are expected; should more ever come, they wait for one to be given back). */
-static int slot_take(atomic_uint_fast64_t *slots, int64_t count) {
+int tt_slot_take(atomic_uint_fast64_t *slots, int64_t count) {
     for (;;) {
         uint64_t cur = atomic_load_explicit(slots, memory_order_relaxed);
         for (int64_t i = 0; i < count; i++) {
@@ -506,8 +505,8 @@ static int slot_take(atomic_uint_fast64_t *slots, int64_t count) {
     }
 }
 
-static void slot_give(atomic_uint_fast64_t *slots, int i) {
-    atomic_fetch_and_explicit(slots, ~((uint64_t)1 << i), memory_order_release);
+void tt_slot_give(atomic_uint_fast64_t *slots, int index) {
+    atomic_fetch_and_explicit(slots, ~((uint64_t)1 << index), memory_order_release);
 }
 
 /* Scratch of the float GEMM. One block is kept between products (packing buffers of a few MiB
@@ -639,7 +638,7 @@ static void scratch_give(void *p) {
     static void macro_task_##TAG(int64_t begin, int64_t end, void *ctx) {                          \
         par_##TAG *s = ctx;                                                                        \
         const int64_t rows = (s->pr->m + (MR) - 1) / (MR);                                         \
-        const int slot = slot_take(&s->slots, s->workers);                                         \
+        const int slot = tt_slot_take(&s->slots, s->workers);                                         \
         T *apack = s->apacks + slot * (int64_t)(MC) * (KC);                                        \
         for (int64_t u = begin; u < end; u++) {                                                    \
             const int64_t um = u / s->tn, un = u % s->tn;                                          \
@@ -651,7 +650,7 @@ static void scratch_give(void *p) {
                 macro_##TAG(s->pr, s->ukr, s->bpack, apack, s->pb, s->kb, s->jc, s->nc, r0, r1, q0, q1); \
             }                                                                                      \
         }                                                                                          \
-        slot_give(&s->slots, slot);                                                                \
+        tt_slot_give(&s->slots, slot);                                                                \
     }                                                                                              \
                                                                                                    \
     /* The k rows of B packed at once for a panel of nc columns: all of k when the packed panel   \
@@ -791,6 +790,32 @@ DEFINE_FAST_GEMM(d6x8, double, 6, 8, 72, 256, 2048)
 DEFINE_FAST_GEMM(s12x32, float, 12, 32, 240, 256, 4096)
 DEFINE_FAST_GEMM(d12x16, double, 12, 16, 120, 256, 2048)
 #endif
+
+tt_ukr_float tt_gemm_ukr_float(void) {
+#if TT_GEMM_X86
+    const int kernel = gemm_kernel();
+    if (kernel == KERNEL_AVX512) {
+        return (tt_ukr_float){12, 32, ukr_avx512_float};
+    }
+    if (kernel == KERNEL_AVX2) {
+        return (tt_ukr_float){6, 16, ukr_avx2_float};
+    }
+#endif
+    return (tt_ukr_float){6, 16, ukr_generic_float};
+}
+
+tt_ukr_double tt_gemm_ukr_double(void) {
+#if TT_GEMM_X86
+    const int kernel = gemm_kernel();
+    if (kernel == KERNEL_AVX512) {
+        return (tt_ukr_double){12, 16, ukr_avx512_double};
+    }
+    if (kernel == KERNEL_AVX2) {
+        return (tt_ukr_double){6, 8, ukr_avx2_double};
+    }
+#endif
+    return (tt_ukr_double){6, 8, ukr_generic_double};
+}
 
 tt_status tt_gemm(int dtype, int64_t m, int64_t n, int64_t k,
                   uintptr_t a, int64_t rsa, int64_t csa, uintptr_t b, int64_t rsb, int64_t csb,
