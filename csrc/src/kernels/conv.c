@@ -77,20 +77,43 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
 }
 
 #define DEFINE_CONV(name, T, CT, LD, ST, CODE)                                                   \
+    /* Positions [a, a + len) of one im2col row into the micro-panels: position t goes to        \
+       dst[(t / NR) * pstride + t % NR]; the values are src[0], src[step], ... (zeros when src is  \
+       NULL). */                                                                                  \
+    static void put_run_##name(CT *dst, int64_t NR, int64_t pstride, int64_t a, int64_t len,      \
+                               const T *src, int64_t step) {                                      \
+        const int shift = __builtin_ctzll((unsigned long long)NR); /* NR is a power of two */      \
+        while (len > 0) {                                                                         \
+            const int64_t off = a & (NR - 1), n = NR - off < len ? NR - off : len;                \
+            CT *d = dst + (a >> shift) * pstride + off;                                           \
+            if (src == NULL) {                                                                    \
+                for (int64_t t = 0; t < n; t++) d[t] = 0;                                         \
+            } else if (step == 1) {                                                               \
+                for (int64_t t = 0; t < n; t++) d[t] = (CT)LD(src + t);                           \
+                src += n;                                                                         \
+            } else {                                                                              \
+                for (int64_t t = 0; t < n; t++) d[t] = (CT)LD(src + t * step);                    \
+                src += n * step;                                                                  \
+            }                                                                                     \
+            a += n;                                                                               \
+            len -= n;                                                                             \
+        }                                                                                         \
+    }                                                                                             \
+                                                                                                  \
     /* Row r = (ci * kh + ky) * kw + kx of the im2col matrix for output positions p0 .. p0 + pn - 1 \
        of one image and group (the input values that tap of the window sees; zero in the         \
-       padding) into line[0 .. pn); x points at the group's first channel of the image. */        \
+       padding), written into micro-panels as put_run does; x points at the group's first channel \
+       of the image. */                                                                           \
     static void im2col_row_##name(const conv_geom *g, const T *x, int64_t r, int64_t p0, int64_t pn, \
-                                  CT *line) {                                                     \
+                                  CT *dst, int64_t NR, int64_t pstride) {                         \
         const int64_t kx = r % g->kw, ky = r / g->kw % g->kh, ci = r / g->kw / g->kh;            \
         const T *xc = x + ci * g->xs[1];                                                          \
         int64_t oy = p0 / g->ow, ox = p0 % g->ow, j = 0;                                          \
         while (j < pn) {                                                                          \
             const int64_t span = g->ow - ox < pn - j ? g->ow - ox : pn - j;                       \
             const int64_t iy = oy * g->sh - g->ph + ky * g->dh;                                   \
-            CT *dst = line + j;                                                                   \
             if (iy < 0 || iy >= g->h) {                                                           \
-                for (int64_t t = 0; t < span; t++) dst[t] = 0;                                    \
+                put_run_##name(dst, NR, pstride, j, span, NULL, 0);                               \
             } else {                                                                              \
                 const int64_t ix0 = ox * g->sw - g->pw + kx * g->dw, step = g->sw * g->xs[3];     \
                 /* the positions t whose column ix0 + t * sw lies inside the row */               \
@@ -99,14 +122,10 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
                 lo = lo < span ? lo : span;                                                       \
                 hi = hi < span ? hi : span;                                                       \
                 hi = hi > lo ? hi : lo;                                                           \
-                for (int64_t t = 0; t < lo; t++) dst[t] = 0;                                      \
-                const T *src = xc + iy * g->xs[2] + (ix0 + lo * g->sw) * g->xs[3];                \
-                if (step == 1) {                                                                  \
-                    for (int64_t t = lo; t < hi; t++) dst[t] = (CT)LD(src + (t - lo));            \
-                } else {                                                                          \
-                    for (int64_t t = lo; t < hi; t++) dst[t] = (CT)LD(src + (t - lo) * step);     \
-                }                                                                                 \
-                for (int64_t t = hi; t < span; t++) dst[t] = 0;                                   \
+                put_run_##name(dst, NR, pstride, j, lo, NULL, 0);                                 \
+                put_run_##name(dst, NR, pstride, j + lo, hi - lo,                                 \
+                               xc + iy * g->xs[2] + (ix0 + lo * g->sw) * g->xs[3], step);         \
+                put_run_##name(dst, NR, pstride, j + hi, span - hi, NULL, 0);                     \
             }                                                                                     \
             j += span;                                                                            \
             ox = 0;                                                                               \
@@ -121,7 +140,7 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
         const T *x, *bias;                                                                        \
         T *out;                                                                                   \
         const CT *wpack;      /* per group: the weights in MR-tall micro-panels, per KC slice */  \
-        CT *scratch;          /* per slot: col panels, line, then cbuf (M x pb) when T != CT */   \
+        CT *scratch;          /* per slot: col panels, then cbuf (M x pb) when T != CT */   \
         tt_ukr_##CT ukr;                                                                          \
         int64_t K, P, pb, blocks, mrows, msplit, units, slots_n, per_slot;                        \
         atomic_uint_fast64_t slots;                                                               \
@@ -134,7 +153,7 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
         const int direct = sizeof(T) == sizeof(CT); /* the product lands in `out` itself */       \
         const int64_t kcmax = K < CONV_KC ? K : CONV_KC;                                          \
         const int64_t pp = (j->pb + NR - 1) / NR * NR; /* positions padded to whole panels */     \
-        CT *col = scratch, *line = col + kcmax * pp, *cbuf = line + pp;                           \
+        CT *col = scratch, *cbuf = col + kcmax * pp;                                              \
         for (int64_t u = u0; u < u1; u++) {                                                       \
             const int64_t ms = u % j->msplit, blk = u / j->msplit % j->blocks;                    \
             const int64_t grp = u / j->msplit / j->blocks % g->groups;                            \
@@ -156,16 +175,14 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
                    q at col + q * kc * NR + rr * NR), zero past pn */                             \
                 for (int64_t rr = 0; rr < kc; rr++) {                                             \
                     const int64_t r = pc + rr;                                                    \
-                    if (j->bias && r == K - 1) { /* the bias: weight column K - 1 x ones */       \
-                        for (int64_t t = 0; t < pn; t++) line[t] = 1;                             \
-                    } else {                                                                      \
-                        im2col_row_##name(g, xg, r, p0, pn, line);                                \
-                    }                                                                             \
-                    for (int64_t t = pn; t < panels * NR; t++) line[t] = 0;                       \
                     CT *dst = col + rr * NR;                                                      \
-                    for (int64_t q = 0; q < panels; q++, dst += kc * NR) {                        \
-                        memcpy(dst, line + q * NR, (size_t)NR * sizeof(CT));                      \
+                    if (j->bias && r == K - 1) { /* the bias: weight column K - 1 x ones */       \
+                        for (int64_t q = 0; q < panels; q++)                                      \
+                            for (int64_t t = 0; t < NR; t++) dst[q * kc * NR + t] = 1;            \
+                    } else {                                                                      \
+                        im2col_row_##name(g, xg, r, p0, pn, dst, NR, kc * NR);                    \
                     }                                                                             \
+                    put_run_##name(dst, NR, kc * NR, pn, panels * NR - pn, NULL, 0);              \
                 }                                                                                 \
                 const CT *wk = j->wpack + grp * Mp * K + pc * Mp;                                 \
                 for (int64_t q = 0; q < panels; q++) {                                            \
@@ -199,7 +216,7 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
         if (g->n == 0 || g->c_out == 0 || P == 0) {                                               \
             return TT_OK;                                                                         \
         }                                                                                         \
-        const tt_ukr_##CT ukr = tt_gemm_ukr_##CT();                                               \
+        const tt_ukr_##CT ukr = tt_gemm_ukr_##CT(M);                                                  \
         const int64_t kcmax = K < CONV_KC ? K : CONV_KC;                                          \
         int64_t pb = P;                                                                           \
         if (kcmax > 0 && kcmax * pb > COL_BUDGET) {                                               \
@@ -209,7 +226,7 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
         const int64_t pp = (pb + ukr.nr - 1) / ukr.nr * ukr.nr, mrows = (M + ukr.mr - 1) / ukr.mr; \
         int64_t w_elems, col_elems, c_elems, units;                                               \
         if (!mul_ok(g->groups, mrows * ukr.mr, &w_elems) || !mul_ok(w_elems, K, &w_elems)          \
-            || !mul_ok(kcmax + 1, pp, &col_elems) || !mul_ok(M, pb, &c_elems)                     \
+            || !mul_ok(kcmax, pp, &col_elems) || !mul_ok(M, pb, &c_elems)                     \
             || w_elems > (int64_t)(SIZE_MAX / 2 / sizeof(CT)) || col_elems > (int64_t)(SIZE_MAX / 2 / sizeof(CT)) \
             || c_elems > (int64_t)(SIZE_MAX / 2 / sizeof(CT)) || !mul_ok(g->n, g->groups, &units)) {   \
             return TT_ERR_OVERFLOW;                                                               \

@@ -29,9 +29,10 @@ typedef struct tt_ukr_double {
     tt_ukr_double_fn fn;
 } tt_ukr_double;
 
-/* The micro-kernel (and its tile) that products use now (see tt_gemm_kernel_name). */
-tt_ukr_float tt_gemm_ukr_float(void);
-tt_ukr_double tt_gemm_ukr_double(void);
+/* A micro-kernel (and its tile) of the family products use now (see tt_gemm_kernel_name), for a
+   product with m rows: of the family's tiles, the one that pads m the least. */
+tt_ukr_float tt_gemm_ukr_float(int64_t m);
+tt_ukr_double tt_gemm_ukr_double(int64_t m);
 
 /* A free list of up to 64 scratch buffers as one bitmask: take returns the index of a free one
    among the first `count` and marks it used (waiting, yielding, if all are in use); give frees it.

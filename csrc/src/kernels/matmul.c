@@ -413,23 +413,27 @@ DEFINE_GENERIC_UKR(double, 6, 8)
 DEFINE_AVX2_UKR(float, __m256, ps, 8, 16)
 DEFINE_AVX2_UKR(double, __m256d, pd, 4, 8)
 
-/* The AVX-512F micro-kernels: 12 rows x 2 vectors of accumulators (24 of the 32 zmm registers),
-   two vector loads of B and one broadcast of A (folded into the FMA) per row and step. */
+/* The AVX-512F micro-kernels: MR rows x 2 vectors of accumulators (12 rows: 24 of the 32 zmm
+   registers; 8 rows: 16, for products with a multiple of 8 rows, such as convolutions' output
+   channels), two vector loads of B and one broadcast of A (folded into the FMA) per row and step.
+   With unit column stride every tile, edges included, is stored with (masked) vector stores; any
+   other C goes through acc. */
 #define AVX512_ROW(i, S, V)                                                                         \
     a = _mm512_set1_##S(ap[i]);                                                                    \
     c##i##_0 = _mm512_fmadd_##S(a, b0, c##i##_0);                                                  \
     c##i##_1 = _mm512_fmadd_##S(a, b1, c##i##_1);
 #define AVX512_ZERO(i, S, V) V c##i##_0 = _mm512_setzero_##S(), c##i##_1 = _mm512_setzero_##S();
-#define AVX512_ROWS(X, S, V)                                                                       \
-    X(0, S, V) X(1, S, V) X(2, S, V) X(3, S, V) X(4, S, V) X(5, S, V) X(6, S, V) X(7, S, V)         \
-    X(8, S, V) X(9, S, V) X(10, S, V) X(11, S, V)
+#define AVX512_ROWS8(X, S, V) X(0, S, V) X(1, S, V) X(2, S, V) X(3, S, V) X(4, S, V) X(5, S, V) X(6, S, V) X(7, S, V)
+#define AVX512_ROWS12(X, S, V) AVX512_ROWS8(X, S, V) X(8, S, V) X(9, S, V) X(10, S, V) X(11, S, V)
 #define AVX512_LIST(i, S, V) c##i##_0, c##i##_1,
-#define DEFINE_AVX512_UKR(T, V, S, W, NR)                                                            \
-    DEFINE_TILE_STORE(T, 12, NR)                                                                    \
-    __attribute__((target("avx512f"))) static void ukr_avx512_##T(                                 \
+#define _mm512_mask_loadu_ps_(m, p) _mm512_maskz_loadu_ps(m, p)
+#define _mm512_mask_loadu_pd_(m, p) _mm512_maskz_loadu_pd(m, p)
+#define DEFINE_AVX512_UKR(T, V, S, W, MR, NR)                                                        \
+    DEFINE_TILE_STORE(T, MR, NR)                                                                    \
+    __attribute__((target("avx512f"))) static void ukr_avx512_##T##_##MR(                          \
         int64_t kc, const T *restrict ap, const T *restrict bp, T *c, int64_t rsc, int64_t csc,   \
         int mr, int nr, int load_c) {                                                              \
-        AVX512_ROWS(AVX512_ZERO, S, V)                                                              \
+        AVX512_ROWS##MR(AVX512_ZERO, S, V)                                                          \
         for (int i = 0; i < mr; i++) { /* C is needed at the end: start fetching it now */         \
             _mm_prefetch((const char *)(c + i * rsc), _MM_HINT_T0);                                \
             _mm_prefetch((const char *)(c + i * rsc + (nr - 1) * csc), _MM_HINT_T0);               \
@@ -437,30 +441,44 @@ DEFINE_AVX2_UKR(double, __m256d, pd, 4, 8)
         for (int64_t p = 0; p < kc; p++) {                                                         \
             const V b0 = _mm512_loadu_##S(bp), b1 = _mm512_loadu_##S(bp + (W));                    \
             V a;                                                                                   \
-            AVX512_ROWS(AVX512_ROW, S, V)                                                           \
-            ap += 12;                                                                              \
+            AVX512_ROWS##MR(AVX512_ROW, S, V)                                                       \
+            ap += (MR);                                                                            \
             bp += 2 * (W);                                                                         \
         }                                                                                          \
-        const V rows[24] = {AVX512_ROWS(AVX512_LIST, S, V)};                                        \
-        if (mr == 12 && nr == 2 * (W) && csc == 1) {                                               \
-            for (int i = 0; i < 12; i++) {                                                         \
+        const V rows[2 * (MR)] = {AVX512_ROWS##MR(AVX512_LIST, S, V)};                              \
+        if (csc == 1) {                                                                            \
+            const __mmask16 m0 = (__mmask16)(nr >= (W) ? (1u << (W)) - 1 : (1u << nr) - 1);        \
+            const __mmask16 m1 = (__mmask16)(nr >= 2 * (W) ? (1u << (W)) - 1                       \
+                                              : nr > (W) ? (1u << (nr - (W))) - 1 : 0);            \
+            for (int i = 0; i < mr; i++) {                                                         \
                 T *row = c + i * rsc;                                                              \
                 V lo = rows[2 * i], hi = rows[2 * i + 1];                                          \
-                if (load_c) {                                                                      \
-                    lo = _mm512_add_##S(lo, _mm512_loadu_##S(row));                                \
-                    hi = _mm512_add_##S(hi, _mm512_loadu_##S(row + (W)));                          \
+                if (nr == 2 * (W)) {                                                               \
+                    if (load_c) {                                                                  \
+                        lo = _mm512_add_##S(lo, _mm512_loadu_##S(row));                            \
+                        hi = _mm512_add_##S(hi, _mm512_loadu_##S(row + (W)));                      \
+                    }                                                                              \
+                    _mm512_storeu_##S(row, lo);                                                    \
+                    _mm512_storeu_##S(row + (W), hi);                                              \
+                } else {                                                                           \
+                    if (load_c) {                                                                  \
+                        lo = _mm512_add_##S(lo, _mm512_mask_loadu_##S##_(m0, row));                \
+                        hi = _mm512_add_##S(hi, _mm512_mask_loadu_##S##_(m1, row + (W)));          \
+                    }                                                                              \
+                    _mm512_mask_storeu_##S(row, m0, lo);                                           \
+                    _mm512_mask_storeu_##S(row + (W), m1, hi);                                     \
                 }                                                                                  \
-                _mm512_storeu_##S(row, lo);                                                        \
-                _mm512_storeu_##S(row + (W), hi);                                                  \
             }                                                                                      \
         } else {                                                                                   \
-            T acc[12 * 2 * (W)];                                                                   \
-            for (int i = 0; i < 24; i++) _mm512_storeu_##S(acc + i * (W), rows[i]);                \
-            tile_store_##T##_12x##NR(acc, c, rsc, csc, mr, nr, load_c);                         \
+            T acc[(MR) * 2 * (W)];                                                                 \
+            for (int i = 0; i < 2 * (MR); i++) _mm512_storeu_##S(acc + i * (W), rows[i]);          \
+            tile_store_##T##_##MR##x##NR(acc, c, rsc, csc, mr, nr, load_c);                        \
         }                                                                                          \
     }
-DEFINE_AVX512_UKR(float, __m512, ps, 16, 32)
-DEFINE_AVX512_UKR(double, __m512d, pd, 8, 16)
+DEFINE_AVX512_UKR(float, __m512, ps, 16, 12, 32)
+DEFINE_AVX512_UKR(double, __m512d, pd, 8, 12, 16)
+DEFINE_AVX512_UKR(float, __m512, ps, 16, 8, 32)
+DEFINE_AVX512_UKR(double, __m512d, pd, 8, 8, 16)
 #endif
 
 /* One product's operands (strides in elements) and the batch around it, per element type. */
@@ -791,11 +809,14 @@ DEFINE_FAST_GEMM(s12x32, float, 12, 32, 240, 256, 4096)
 DEFINE_FAST_GEMM(d12x16, double, 12, 16, 120, 256, 2048)
 #endif
 
-tt_ukr_float tt_gemm_ukr_float(void) {
+tt_ukr_float tt_gemm_ukr_float(int64_t m) {
 #if TT_GEMM_X86
     const int kernel = gemm_kernel();
     if (kernel == KERNEL_AVX512) {
-        return (tt_ukr_float){12, 32, ukr_avx512_float};
+        if ((m + 7) / 8 * 8 < (m + 11) / 12 * 12) {
+            return (tt_ukr_float){8, 32, ukr_avx512_float_8};
+        }
+        return (tt_ukr_float){12, 32, ukr_avx512_float_12};
     }
     if (kernel == KERNEL_AVX2) {
         return (tt_ukr_float){6, 16, ukr_avx2_float};
@@ -804,11 +825,14 @@ tt_ukr_float tt_gemm_ukr_float(void) {
     return (tt_ukr_float){6, 16, ukr_generic_float};
 }
 
-tt_ukr_double tt_gemm_ukr_double(void) {
+tt_ukr_double tt_gemm_ukr_double(int64_t m) {
 #if TT_GEMM_X86
     const int kernel = gemm_kernel();
     if (kernel == KERNEL_AVX512) {
-        return (tt_ukr_double){12, 16, ukr_avx512_double};
+        if ((m + 7) / 8 * 8 < (m + 11) / 12 * 12) {
+            return (tt_ukr_double){8, 16, ukr_avx512_double_8};
+        }
+        return (tt_ukr_double){12, 16, ukr_avx512_double_12};
     }
     if (kernel == KERNEL_AVX2) {
         return (tt_ukr_double){6, 8, ukr_avx2_double};
@@ -870,7 +894,7 @@ static tt_status fast_matmul(int dtype, int batch_ndim, const int64_t *batch_sha
         FAST_BATCH(float);
 #if TT_GEMM_X86
         if (kernel == KERNEL_AVX512) {
-            return fast_batch_s12x32(&st, ukr_avx512_float);
+            return fast_batch_s12x32(&st, ukr_avx512_float_12);
         }
         if (kernel == KERNEL_AVX2) {
             return fast_batch_s6x16(&st, ukr_avx2_float);
@@ -881,7 +905,7 @@ static tt_status fast_matmul(int dtype, int batch_ndim, const int64_t *batch_sha
     FAST_BATCH(double);
 #if TT_GEMM_X86
     if (kernel == KERNEL_AVX512) {
-        return fast_batch_d12x16(&st, ukr_avx512_double);
+        return fast_batch_d12x16(&st, ukr_avx512_double_12);
     }
     if (kernel == KERNEL_AVX2) {
         return fast_batch_d6x8(&st, ukr_avx2_double);
