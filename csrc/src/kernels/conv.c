@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_features.h"
 #include "gemm_kernels.h"
 
 #include "half.h"
@@ -76,11 +77,28 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
            && !__builtin_add_overflow(total, size, &total) && total < INT64_MAX;
 }
 
-#define DEFINE_CONV(name, T, CT, LD, ST, CODE)                                                   \
+#define DEFINE_CONV_JOB(name, T, CT, LD, ST, CODE)                                                \
+    /* Shared state of one convolution: work units are (image, group, block of output positions, \
+       range of micro-rows of the group's output channels). */                                    \
+    typedef struct conv_job_##name {                                                              \
+        const conv_geom *g;                                                                       \
+        const T *x, *bias;                                                                        \
+        T *out;                                                                                   \
+        const CT *wpack;      /* per group: the weights in MR-tall micro-panels, per KC slice */  \
+        CT *scratch;          /* per slot: col panels, then cbuf (M x pb) when T != CT */   \
+        tt_ukr_##CT ukr;                                                                          \
+        int64_t K, P, pb, blocks, mrows, msplit, units, slots_n, per_slot;                        \
+        atomic_uint_fast64_t slots;                                                               \
+        void (*units_fn)(const struct conv_job_##name *, int64_t, int64_t, CT *);                 \
+    } conv_job_##name;
+
+/* The per-unit work (im2col into panels, micro-kernel calls), compiled once per instruction set
+   (SUF, ATTR): the copies of im2col are most of the work left beside the micro-kernel. */
+#define DEFINE_CONV_CORE(name, T, CT, LD, ST, SUF, ATTR)                                          \
     /* Positions [a, a + len) of one im2col row into the micro-panels: position t goes to        \
        dst[(t / NR) * pstride + t % NR]; the values are src[0], src[step], ... (zeros when src is  \
        NULL). */                                                                                  \
-    static void put_run_##name(CT *dst, int64_t NR, int64_t pstride, int64_t a, int64_t len,      \
+    ATTR static void put_run_##name##_##SUF(CT *dst, int64_t NR, int64_t pstride, int64_t a, int64_t len,      \
                                const T *src, int64_t step) {                                      \
         const int shift = __builtin_ctzll((unsigned long long)NR); /* NR is a power of two */      \
         while (len > 0) {                                                                         \
@@ -104,7 +122,7 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
        of one image and group (the input values that tap of the window sees; zero in the         \
        padding), written into micro-panels as put_run does; x points at the group's first channel \
        of the image. */                                                                           \
-    static void im2col_row_##name(const conv_geom *g, const T *x, int64_t r, int64_t p0, int64_t pn, \
+    ATTR static void im2col_row_##name##_##SUF(const conv_geom *g, const T *x, int64_t r, int64_t p0, int64_t pn, \
                                   CT *dst, int64_t NR, int64_t pstride) {                         \
         const int64_t kx = r % g->kw, ky = r / g->kw % g->kh, ci = r / g->kw / g->kh;            \
         const T *xc = x + ci * g->xs[1];                                                          \
@@ -113,7 +131,7 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
             const int64_t span = g->ow - ox < pn - j ? g->ow - ox : pn - j;                       \
             const int64_t iy = oy * g->sh - g->ph + ky * g->dh;                                   \
             if (iy < 0 || iy >= g->h) {                                                           \
-                put_run_##name(dst, NR, pstride, j, span, NULL, 0);                               \
+                put_run_##name##_##SUF(dst, NR, pstride, j, span, NULL, 0);                               \
             } else {                                                                              \
                 const int64_t ix0 = ox * g->sw - g->pw + kx * g->dw, step = g->sw * g->xs[3];     \
                 /* the positions t whose column ix0 + t * sw lies inside the row */               \
@@ -122,10 +140,10 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
                 lo = lo < span ? lo : span;                                                       \
                 hi = hi < span ? hi : span;                                                       \
                 hi = hi > lo ? hi : lo;                                                           \
-                put_run_##name(dst, NR, pstride, j, lo, NULL, 0);                                 \
-                put_run_##name(dst, NR, pstride, j + lo, hi - lo,                                 \
+                put_run_##name##_##SUF(dst, NR, pstride, j, lo, NULL, 0);                                 \
+                put_run_##name##_##SUF(dst, NR, pstride, j + lo, hi - lo,                                 \
                                xc + iy * g->xs[2] + (ix0 + lo * g->sw) * g->xs[3], step);         \
-                put_run_##name(dst, NR, pstride, j + hi, span - hi, NULL, 0);                     \
+                put_run_##name##_##SUF(dst, NR, pstride, j + hi, span - hi, NULL, 0);                     \
             }                                                                                     \
             j += span;                                                                            \
             ox = 0;                                                                               \
@@ -133,20 +151,7 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
         }                                                                                         \
     }                                                                                             \
                                                                                                   \
-    /* Shared state of one convolution: work units are (image, group, block of output positions, \
-       range of micro-rows of the group's output channels). */                                    \
-    typedef struct conv_job_##name {                                                              \
-        const conv_geom *g;                                                                       \
-        const T *x, *bias;                                                                        \
-        T *out;                                                                                   \
-        const CT *wpack;      /* per group: the weights in MR-tall micro-panels, per KC slice */  \
-        CT *scratch;          /* per slot: col panels, then cbuf (M x pb) when T != CT */   \
-        tt_ukr_##CT ukr;                                                                          \
-        int64_t K, P, pb, blocks, mrows, msplit, units, slots_n, per_slot;                        \
-        atomic_uint_fast64_t slots;                                                               \
-    } conv_job_##name;                                                                            \
-                                                                                                  \
-    static void conv_units_##name(const conv_job_##name *j, int64_t u0, int64_t u1, CT *scratch) { \
+    ATTR static void conv_units_##name##_##SUF(const conv_job_##name *j, int64_t u0, int64_t u1, CT *scratch) { \
         const conv_geom *g = j->g;                                                                \
         const int64_t M = g->m, P = j->P, K = j->K; /* K includes the bias row */                \
         const int64_t MR = j->ukr.mr, NR = j->ukr.nr, Mp = j->mrows * MR;                         \
@@ -180,9 +185,9 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
                         for (int64_t q = 0; q < panels; q++)                                      \
                             for (int64_t t = 0; t < NR; t++) dst[q * kc * NR + t] = 1;            \
                     } else {                                                                      \
-                        im2col_row_##name(g, xg, r, p0, pn, dst, NR, kc * NR);                    \
+                        im2col_row_##name##_##SUF(g, xg, r, p0, pn, dst, NR, kc * NR);                    \
                     }                                                                             \
-                    put_run_##name(dst, NR, kc * NR, pn, panels * NR - pn, NULL, 0);              \
+                    put_run_##name##_##SUF(dst, NR, kc * NR, pn, panels * NR - pn, NULL, 0);              \
                 }                                                                                 \
                 const CT *wk = j->wpack + grp * Mp * K + pc * Mp;                                 \
                 for (int64_t q = 0; q < panels; q++) {                                            \
@@ -202,12 +207,33 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
                 }                                                                                 \
             }                                                                                     \
         }                                                                                         \
-    }                                                                                             \
-                                                                                                  \
+    }
+
+CONV_DTYPES(DEFINE_CONV_JOB)
+#define CONV_CORE_GENERIC(name, T, CT, LD, ST, CODE) DEFINE_CONV_CORE(name, T, CT, LD, ST, generic, )
+CONV_DTYPES(CONV_CORE_GENERIC)
+#if TT_HAVE_X86
+#define CONV_CORE_AVX2(name, T, CT, LD, ST, CODE) \
+    DEFINE_CONV_CORE(name, T, CT, LD, ST, avx2, __attribute__((target("avx2"))))
+#define CONV_CORE_AVX512(name, T, CT, LD, ST, CODE) \
+    DEFINE_CONV_CORE(name, T, CT, LD, ST, avx512, __attribute__((target("avx512f"))))
+CONV_DTYPES(CONV_CORE_AVX2)
+CONV_DTYPES(CONV_CORE_AVX512)
+#endif
+
+#if TT_HAVE_X86
+#define CONV_PICK_UNITS(name)                                                                      \
+    (tt_cpu_use_avx512f() ? conv_units_##name##_avx512                                             \
+                          : tt_cpu_use_avx2() ? conv_units_##name##_avx2 : conv_units_##name##_generic)
+#else
+#define CONV_PICK_UNITS(name) conv_units_##name##_generic
+#endif
+
+#define DEFINE_CONV(name, T, CT, LD, ST, CODE)                                                   \
     static void conv_task_##name(int64_t begin, int64_t end, void *ctx) {                         \
         conv_job_##name *j = ctx;                                                                 \
         const int slot = tt_slot_take(&j->slots, j->slots_n);                                     \
-        conv_units_##name(j, begin, end, j->scratch + slot * j->per_slot);                        \
+        j->units_fn(j, begin, end, j->scratch + slot * j->per_slot);                              \
         tt_slot_give(&j->slots, slot);                                                            \
     }                                                                                             \
                                                                                                   \
@@ -283,6 +309,7 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
                                .blocks = blocks, .mrows = mrows, .msplit = msplit,                \
                                .units = units * msplit, .slots_n = slots_n, .per_slot = per_slot}; \
         atomic_init(&job.slots, 0);                                                               \
+        job.units_fn = CONV_PICK_UNITS(name);                                                     \
         if (parallel) {                                                                           \
             tt_parallel_for(job.units, 1, conv_task_##name, &job);                                \
         } else {                                                                                  \
