@@ -68,11 +68,13 @@ def run_rows(title: str, unit: str, rows: dict, number: int, repeat: int, higher
     print("|---|---|---|---|---|---|---|")
     for name, ((f_tt, f_np, f_torch), scale) in rows.items():
         agree(name, f_tt, f_np or f_torch)
-        seconds = {
-            "tt": median_seconds(f_tt, number, repeat),
-            "np": median_seconds(f_np, number, repeat) if f_np else None,
-            "torch": median_seconds(f_torch, number, repeat) if f_torch else None,
-        }
+        # t_tensor is timed last: NumPy's OpenBLAS threads keep spinning for a while after a call
+        # (the agreement check has just made one), and on a 2-core machine they would take a core
+        # from whatever is timed next. t_tensor's idle workers sleep, so timing it first would not
+        # disturb the others either way; torch's threads were not seen to spin.
+        seconds = {"np": median_seconds(f_np, number, repeat) if f_np else None}
+        seconds["torch"] = median_seconds(f_torch, number, repeat) if f_torch else None
+        seconds["tt"] = median_seconds(f_tt, number, repeat)
         results = {
             lib: (None if s is None else (scale / s / 1e9 if higher_is_better else s * scale))
             for lib, s in seconds.items()
