@@ -849,8 +849,12 @@ def test_gemm_odd_sizes_and_layouts(gemm_config, dtype, mnk):
 
 # Sizes around the block sizes of both vector families (MR 6/12, NR 16/32, MC 144/240, KC 256, NC 4096)
 # and of the packed-B budget (k packed in several blocks when k x NC is large): several MC blocks per
-# unit, k one past a KC multiple, a thin m split into column units, n one past NC.
-GEMM_BLOCK_SIZES = [(481, 33, 257), (250, 70, 520), (13, 1000, 300), (12, 32, 256), (145, 17, 511), (13, 4100, 1100)]
+# unit, k one past a KC multiple, a thin m split into column units, n one past NC; n of 16 or 20 columns,
+# which the AVX-512 family computes transposed (fewer padded tiles).
+GEMM_BLOCK_SIZES = [
+    (481, 33, 257), (250, 70, 520), (13, 1000, 300), (12, 32, 256), (145, 17, 511), (13, 4100, 1100),
+    (100, 16, 40), (300, 20, 33),
+]
 
 
 @pytest.mark.parametrize("mnk", GEMM_BLOCK_SIZES, ids=lambda s: "x".join(map(str, s)))

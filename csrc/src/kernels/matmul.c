@@ -871,10 +871,13 @@ static tt_status fast_matmul(int dtype, int batch_ndim, const int64_t *batch_sha
     }
     const int kernel = gemm_kernel();
     const int64_t mr = kernel == KERNEL_AVX512 ? 12 : 6;
-    /* A product with fewer columns than a micro-tile has rows is computed transposed
-       (C^T = B^T A^T; only strides change), so that the short side pads to MR rows rather than to
-       NR (2 vectors) columns. */
-    const int swap = n < mr && m > n;
+    const int64_t nr = (dtype == TT_FLOAT32 ? 16 : 8) * (kernel == KERNEL_AVX512 ? 2 : 1);
+    /* A product is computed transposed (C^T = B^T A^T; only strides change) when that pads it to
+       fewer whole tiles: a matrix with few columns then pads them to MR rows rather than to NR
+       (2 vectors) columns. */
+    const int64_t padded = (m + mr - 1) / mr * mr * ((n + nr - 1) / nr * nr);
+    const int64_t padded_swapped = (n + mr - 1) / mr * mr * ((m + nr - 1) / nr * nr);
+    const int swap = padded_swapped < padded;
     const int64_t *as = swap ? b_strides : a_strides, *bs = swap ? a_strides : b_strides;
     const int ar = swap ? s : r, ac = swap ? r : s, cr = swap ? s : r, cc = swap ? r : s;
     if (swap) {
