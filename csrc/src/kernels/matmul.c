@@ -241,7 +241,7 @@ static const run_fn run_table[TT_NUM_DTYPES] = {MATMUL_DTYPES(REGISTER_GEMM)};
    fits: two parallel regions per product instead of two per KC slice). */
 #define GEMM_BPACK_ELEMS ((int64_t)1 << 21)
 /* Scratch blocks up to this size are kept for the next product. */
-#define GEMM_CACHE_MAX ((size_t)64 << 20)
+#define GEMM_CACHE_MAX ((size_t)32 << 20)
 
 enum { KERNEL_GENERIC = 0, KERNEL_AVX2 = 1, KERNEL_AVX512 = 2, KERNEL_AUTO = -1 };
 static const char *const kernel_names[] = {"generic", "avx2", "avx512"};
