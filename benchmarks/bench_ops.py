@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,6 +37,7 @@ except ImportError:  # the benchmark still compares against NumPy
     torch = None
 
 Fn = Callable[[], object] | None
+SETTLE_SECONDS = 0.2  # pause before each timing (see run_rows)
 
 
 def as_numpy(result: object) -> np.ndarray:
@@ -68,13 +70,14 @@ def run_rows(title: str, unit: str, rows: dict, number: int, repeat: int, higher
     print("|---|---|---|---|---|---|---|")
     for name, ((f_tt, f_np, f_torch), scale) in rows.items():
         agree(name, f_tt, f_np or f_torch)
-        # t_tensor is timed last: NumPy's OpenBLAS threads keep spinning for a while after a call
-        # (the agreement check has just made one), and on a 2-core machine they would take a core
-        # from whatever is timed next. t_tensor's idle workers sleep, so timing it first would not
-        # disturb the others either way; torch's threads were not seen to spin.
-        seconds = {"np": median_seconds(f_np, number, repeat) if f_np else None}
-        seconds["torch"] = median_seconds(f_torch, number, repeat) if f_torch else None
-        seconds["tt"] = median_seconds(f_tt, number, repeat)
+        # A pause before each library's timing: NumPy's OpenBLAS threads keep spinning for up to
+        # about 0.1 s after a call (the agreement check makes one), and on a 2-core machine they
+        # took a core from whatever was timed next (t_tensor's 1024^3 matmul measured 175 instead
+        # of 250 GFLOP/s right after a NumPy product, the same 0.1 s later).
+        seconds = {}
+        for lib, fn in (("np", f_np), ("torch", f_torch), ("tt", f_tt)):
+            time.sleep(SETTLE_SECONDS)
+            seconds[lib] = median_seconds(fn, number, repeat) if fn else None
         results = {
             lib: (None if s is None else (scale / s / 1e9 if higher_is_better else s * scale))
             for lib, s in seconds.items()
