@@ -145,8 +145,21 @@ def torch_seq(fn_name: str, x, dim, keepdim: bool, **kw):
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(case=cases())
 def test_sum_matches_torch(name, dtype, case):
-    run(case, dtype, lambda x: getattr(tt if isinstance(x, tt.Tensor) else torch, name)(
-        x, dim=case["dim"], keepdim=case["keepdim"]))
+    """For float16 the reference is torch in float32 rounded to float16: torch's own float16
+    nansum rounds its partial sums (shape (1, 4, 4) expanded, [0.777, 0.6284, 1, -2.426] x 4: the
+    exact sum -0.08203 is t_tensor's, torch float16 gives -0.07813)."""
+    def ref(x):
+        wide = x.float() if x.dtype == torch.float16 else x
+        result = getattr(torch, name)(wide, dim=case["dim"], keepdim=case["keepdim"])
+        return result.half() if x.dtype == torch.float16 else result
+
+    run(case, dtype, lambda x: getattr(tt, name)(x, dim=case["dim"], keepdim=case["keepdim"]), ref)
+
+
+def test_float16_nansum_is_exact_where_torch_rounds() -> None:
+    values16 = np.array([0.777, 0.6284, 1.0, -2.426], dtype=np.float16)
+    x = tt.tensor(np.tile(values16, 4))
+    assert tt.nansum(x).item() == float(np.sum(values16.astype(np.float64)) * 4)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=_ids(FLOAT_DTYPES))
