@@ -265,11 +265,11 @@ class Graph:
         self.topo_sort()
 
     # -- analysis and execution (thin wrappers) -------------------------------------------------
-    def infer_shapes(self) -> Graph:
+    def infer_shapes(self, strict: bool = True) -> Graph:
         """Fill ``values`` with every value's shape and dtype (see shape_inference); returns self."""
         from .shape_inference import infer_shapes
 
-        infer_shapes(self)
+        infer_shapes(self, strict)
         return self
 
     def run(self, *inputs: Any, profiler: Any = None) -> Any:

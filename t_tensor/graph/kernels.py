@@ -50,7 +50,12 @@ def run_node(node: Node, inputs: list[Any]) -> list[Any]:
     if fn is None:
         raise NotImplementedError(f"run: node {node.name!r}: no kernel for op {node.op_type!r}")
     out = fn(inputs, node.attrs)
-    return list(out) if isinstance(out, (tuple, list)) else [out]
+    out = list(out) if isinstance(out, (tuple, list)) else [out]
+    wanted = sum(1 for o in node.outputs if o)
+    if len(out) < len(node.outputs) and wanted > len(out):
+        raise NotImplementedError(f"run: node {node.name!r} ({node.op_type}) asks for {len(node.outputs)} outputs; "
+                                  f"the kernel gives {len(out)}")
+    return out
 
 
 def _ints(t: Any) -> list[int]:
@@ -86,7 +91,7 @@ def _mod(xs: list[Any], attrs: dict[str, Any]) -> Any:
 @kernel("Pow")
 def _pow(xs: list[Any], attrs: dict[str, Any]) -> Any:
     out = E.pow(xs[0], xs[1])
-    return out if out.dtype == xs[0].dtype else E.astype(out, xs[0].dtype)
+    return out if out.dtype == xs[0].dtype else M.astype(out, xs[0].dtype)
 
 
 def _fold(fn: Callable[[Any, Any], Any], mean: bool = False) -> Kernel:
@@ -185,7 +190,7 @@ KERNELS["LogSoftmax"] = lambda xs, attrs: F.log_softmax(xs[0], dim=int(attrs.get
 
 @kernel("Cast")
 def _cast(xs: list[Any], attrs: dict[str, Any]) -> Any:
-    return E.astype(xs[0], dtype_attr(attrs["to"]))
+    return M.astype(xs[0], dtype_attr(attrs["to"]))
 
 
 # -- linear algebra -----------------------------------------------------------------------------
@@ -275,7 +280,7 @@ def _gather(xs: list[Any], attrs: dict[str, Any]) -> Any:
     axis = int(attrs.get("axis", 0)) % x.ndim
     flat = V.reshape(idx, (-1,))
     flat = E.where(E.lt(flat, 0), E.add(flat, x.shape[axis]), flat)
-    out = index_select(x, axis, E.astype(flat, D.int64))
+    out = index_select(x, axis, M.astype(flat, D.int64))
     return V.reshape(out, tuple(x.shape[:axis]) + tuple(idx.shape) + tuple(x.shape[axis + 1:]))
 
 
@@ -366,7 +371,7 @@ def _reducer(fn: Callable[..., Any], pre: Callable[[Any], Any] | None = None,
         out = fn(y, dim=tuple(a % max(x.ndim, 1) for a in axes), keepdim=keep) if x.ndim else y
         if post is not None:
             out = post(out)
-        return out if out.dtype == x.dtype else E.astype(out, x.dtype)
+        return out if out.dtype == x.dtype else M.astype(out, x.dtype)
     return k
 
 
@@ -451,7 +456,8 @@ def _pool(xs: list[Any], attrs: dict[str, Any], op: str) -> Any:
         if attrs.get("storage_order", 0) not in (0,):
             raise NotImplementedError("MaxPool: storage_order=1 is not supported")
         if any(begin + end):
-            x2 = _explicit_pad(x2, begin, end, -math.inf)
+            low = -math.inf if x2.dtype.is_floating_point else D.iinfo(x2.dtype).min
+            x2 = _explicit_pad(x2, begin, end, low)
         y = F.max_pool2d(x2, tuple(kshape), tuple(strides), 0, tuple(dilations), ceil_mode=ceil)
     else:
         if any(d != 1 for d in dilations):

@@ -29,10 +29,14 @@ from typing import Any
 from .. import dtypes as D
 from .ir import Graph, Node, ValueInfo, dtype_attr
 
-__all__ = ["infer_shapes", "SHAPE_RULES", "broadcast"]
+__all__ = ["infer_shapes", "SHAPE_RULES", "broadcast", "UnknownShape"]
 
 Shape = tuple[int, ...]
 Out = tuple[Shape, D.DType]
+
+
+class UnknownShape(ValueError):
+    """An input's shape or a needed constant is not known statically (not a mismatch)."""
 
 
 class Ctx:
@@ -58,7 +62,7 @@ class Ctx:
             raise self.error(f"input {k} is missing")
         s = self.shapes[k]
         if s is None:
-            raise self.error(f"input {k} ({self.node.inputs[k]!r}) has an unknown shape")
+            raise UnknownShape(self.error(f"input {k} ({self.node.inputs[k]!r}) has an unknown shape"))
         return s
 
     def const_ints(self, k: int, what: str) -> list[int] | None:
@@ -67,7 +71,8 @@ class Ctx:
             return None
         v = self.consts[k]
         if v is None:
-            raise self.error(f"{what} (input {self.node.inputs[k]!r}) must be a constant to infer the shape")
+            raise UnknownShape(self.error(f"{what} (input {self.node.inputs[k]!r}) must be a constant to "
+                                          "infer the shape"))
         return [int(x) for x in v.reshape(-1).tolist()]
 
     def axes(self, k: int, attr: str = "axes") -> list[int] | None:
@@ -266,7 +271,7 @@ def _flatten(ctx: Ctx) -> list[Out]:
     axis = int(ctx.attrs.get("axis", 1))
     if not -len(s) <= axis <= len(s):
         raise ctx.error(f"axis {axis} is out of range for rank {len(s)}")
-    axis %= len(s) + 1 if axis < 0 else len(s) + 1
+    axis = axis + len(s) if axis < 0 else axis
     return [((math.prod(s[:axis]), math.prod(s[axis:])), ctx.dtypes[0])]
 
 
@@ -544,10 +549,12 @@ def _layer_norm(ctx: Ctx) -> list[Out]:
 CONST_LIMIT = 4096  # constant propagation only through values this small (shape arithmetic)
 
 
-def infer_shapes(graph: Graph) -> dict[str, ValueInfo]:
+def infer_shapes(graph: Graph, strict: bool = True) -> dict[str, ValueInfo]:
     """Infer the shape and dtype of every value of ``graph`` (written into ``graph.values``).
 
-    Graph inputs must have their shape and dtype declared. Returns ``graph.values``.
+    Graph inputs must have their shape and dtype declared. Returns ``graph.values``. With
+    ``strict=False``, a shape that depends on data (a Reshape whose target is a graph input, ...)
+    is left unknown (None) instead of raising; mismatches still raise.
 
     >>> import t_tensor as tt
     >>> from t_tensor.graph import Graph
@@ -579,7 +586,15 @@ def infer_shapes(graph: Graph) -> dict[str, ValueInfo]:
         if fn is None:
             raise NotImplementedError(f"infer_shapes: node {node.name!r}: no shape rule for op {node.op_type!r}")
         ctx = Ctx(node, shapes, dts, [consts.get(i) if i else None for i in node.inputs], graph.opset)
-        outs = fn(ctx)
+        try:
+            outs = fn(ctx)
+        except UnknownShape:
+            if strict:
+                raise
+            for o in node.outputs:
+                if o:
+                    values[o] = ValueInfo(o)
+            continue
         for o, (shape, dt) in zip(node.outputs, outs, strict=False):
             if o:
                 values[o] = ValueInfo(o, tuple(int(d) for d in shape), dt)
