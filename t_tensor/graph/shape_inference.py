@@ -494,7 +494,9 @@ def _conv(ctx: Ctx) -> list[Out]:
     group = int(ctx.attrs.get("group", 1))
     if len(x) < 3 or len(w) != len(x):
         raise ctx.error(f"input {x} and weight {w} must both be (N, C, spatial...) of the same rank")
-    if x[1] != w[1] * group or w[0] % group:
+    if w[0] % group:
+        raise ctx.error(f"weight {w} has {w[0]} output channels, not a multiple of group={group}")
+    if x[1] != w[1] * group:
         raise ctx.error(f"input {x} and weight {w} do not match with group={group} "
                         f"(channels {x[1]} != {w[1]} * {group})")
     kernel = [int(k) for k in ctx.attrs.get("kernel_shape", w[2:])]
