@@ -177,7 +177,32 @@ def depthwise_block():
         torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(6, 4)), (2, 4, 12, 12)
 
 
-MODELS = {"mlp": mlp, "lenet": lenet, "resnet_block": resnet_block, "depthwise_block": depthwise_block}
+class EncoderBlock(torch.nn.Module):
+    """A pre-norm transformer encoder block: multi-head self-attention and a GELU MLP."""
+
+    def __init__(self, d=16, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.Linear(d, 3 * d)
+        self.proj = torch.nn.Linear(d, d)
+        self.ln1, self.ln2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(d, 2 * d), torch.nn.GELU(), torch.nn.Linear(2 * d, d))
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
+        q, k, v = (z.reshape(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+        att = torch.softmax(q @ k.transpose(-2, -1) / (d // self.heads) ** 0.5, dim=-1) @ v
+        x = x + self.proj(att.transpose(1, 2).reshape(b, t, d))
+        return x + self.mlp(self.ln2(x))
+
+
+def encoder_block():
+    return EncoderBlock(), (2, 5, 16)
+
+
+MODELS = {"mlp": mlp, "lenet": lenet, "resnet_block": resnet_block, "depthwise_block": depthwise_block,
+          "encoder_block": encoder_block}
 USED_OPS: set[str] = set()  # the op types the exported models use (the backend test checks them)
 
 
@@ -284,7 +309,8 @@ def test_onnx_backend_node_cases(exported, record_property):
     # every case that only uses the ops of the exported models passes, except those exercising
     # features the importer rejects on purpose with NotImplementedError (listed in the message)
     model_ops = USED_OPS
-    assert {"Conv", "Gemm", "BatchNormalization", "Relu", "MaxPool", "AveragePool", "Flatten"} <= model_ops
+    assert {"Conv", "Gemm", "BatchNormalization", "Relu", "MaxPool", "AveragePool", "Flatten", "MatMul",
+            "LayerNormalization", "Softmax", "Split", "Transpose", "Reshape"} <= model_ops
     bad = {name: err for name, (ops, err) in failed.items()
            if ops <= model_ops and not err.startswith("NotImplementedError")}
     assert not bad, bad
