@@ -23,9 +23,10 @@ from .. import elementwise as E
 from .. import linalg as L
 from .. import manipulation as M
 from .. import reductions as R
+from .. import sorting as S
 from .. import views as V
-from ..creation import full, ones, tensor
-from ..indexing import index_select
+from ..creation import arange, full, ones, tensor
+from ..indexing import gather, index_select, scatter, scatter_reduce
 from ..nn import functional as F
 from .ir import Node, dtype_attr
 
@@ -357,6 +358,15 @@ def _split(xs: list[Any], attrs: dict[str, Any]) -> Any:
 
 
 # -- reductions ---------------------------------------------------------------------------------
+def _extreme(dtype: D.DType, lowest: bool) -> Any:
+    if dtype == D.bool:
+        return not lowest
+    if dtype.is_floating_point:
+        return -math.inf if lowest else math.inf
+    info = D.iinfo(dtype)
+    return info.min if lowest else info.max
+
+
 def _reducer(fn: Callable[..., Any], pre: Callable[[Any], Any] | None = None,
              post: Callable[[Any], Any] | None = None) -> Kernel:
     def k(xs: list[Any], attrs: dict[str, Any]) -> Any:
@@ -367,8 +377,13 @@ def _reducer(fn: Callable[..., Any], pre: Callable[[Any], Any] | None = None,
             if attrs.get("noop_with_empty_axes", 0):
                 return x
             axes = list(range(x.ndim))
+        dims = tuple(a % max(x.ndim, 1) for a in axes)
+        if fn in (R.amax, R.amin) and any(x.shape[d] == 0 for d in dims):
+            # ONNX: the max of an empty set is the lowest value of the dtype (and min the highest)
+            shape = tuple(1 if k in dims else n for k, n in enumerate(x.shape) if keep or k not in dims)
+            return full(shape, _extreme(x.dtype, lowest=fn is R.amax), dtype=x.dtype)
         y = x if pre is None else pre(x)
-        out = fn(y, dim=tuple(a % max(x.ndim, 1) for a in axes), keepdim=keep) if x.ndim else y
+        out = fn(y, dim=dims, keepdim=keep) if x.ndim else y
         if post is not None:
             out = post(out)
         return out if out.dtype == x.dtype else M.astype(out, x.dtype)
@@ -385,9 +400,12 @@ KERNELS.update(
 
 def _argreducer(fn: Callable[..., Any]) -> Kernel:
     def k(xs: list[Any], attrs: dict[str, Any]) -> Any:
-        if attrs.get("select_last_index", 0):
-            raise NotImplementedError("ArgMax/ArgMin: select_last_index=1 is not supported")
-        return fn(xs[0], dim=int(attrs.get("axis", 0)), keepdim=bool(attrs.get("keepdims", 1)))
+        x = xs[0]
+        axis = int(attrs.get("axis", 0)) % x.ndim
+        keep = bool(attrs.get("keepdims", 1))
+        if attrs.get("select_last_index", 0):  # the first index in the flipped tensor is the last one
+            return E.sub(x.shape[axis] - 1, fn(M.flip(x, (axis,)), dim=axis, keepdim=keep))
+        return fn(x, dim=axis, keepdim=keep)
     return k
 
 
@@ -511,3 +529,213 @@ def _layer_norm(xs: list[Any], attrs: dict[str, Any]) -> Any:
     if len(xs) > 2 and xs[2] is not None:
         y = E.add(y, xs[2])
     return y, mean, inv_std
+
+
+# -- more ops (ONNX backend coverage) -------------------------------------------------------------
+@kernel("CastLike")
+def _cast_like(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    return M.astype(xs[0], xs[1].dtype)
+
+
+@kernel("IsNaN")
+def _isnan(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    return E.isnan(xs[0])
+
+
+@kernel("IsInf")
+def _isinf(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    x = xs[0]
+    pos, neg = attrs.get("detect_positive", 1), attrs.get("detect_negative", 1)
+    inf = E.isinf(x)
+    if pos and neg:
+        return inf
+    if not pos and not neg:
+        return E.logical_and(inf, False)
+    return E.logical_and(inf, E.gt(x, 0) if pos else E.lt(x, 0))
+
+
+for _op, _fn in (("BitwiseAnd", E.bitwise_and), ("BitwiseOr", E.bitwise_or), ("BitwiseXor", E.bitwise_xor)):
+    KERNELS[_op] = _binary(_fn)
+KERNELS["BitwiseNot"] = _unary(E.bitwise_not)
+
+
+@kernel("Selu")
+def _selu(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    x = xs[0]
+    alpha = float(attrs.get("alpha", 1.67326319217681884765625))
+    gamma = float(attrs.get("gamma", 1.05070102214813232421875))
+    return E.mul(E.where(E.gt(x, 0), x, E.mul(E.expm1(x), alpha)), gamma)
+
+
+@kernel("Celu")
+def _celu(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    x = xs[0]
+    alpha = float(attrs.get("alpha", 1.0))
+    return E.add(E.clamp(x, 0.0, None), E.clamp(E.mul(E.expm1(E.div(x, alpha)), alpha), None, 0.0))
+
+
+@kernel("Softsign")
+def _softsign(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    return E.div(xs[0], E.add(E.abs(xs[0]), 1.0))
+
+
+@kernel("ThresholdedRelu")
+def _thresholded_relu(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    x = xs[0]
+    return E.where(E.gt(x, float(attrs.get("alpha", 1.0))), x, E.mul(x, 0))
+
+
+@kernel("Shrink")
+def _shrink(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    x = xs[0]
+    lambd, bias = float(attrs.get("lambd", 0.5)), float(attrs.get("bias", 0.0))
+    zero = E.mul(x, 0)
+    out = E.where(E.lt(x, -lambd), E.add(x, bias), E.where(E.gt(x, lambd), E.sub(x, bias), zero))
+    return out if out.dtype == x.dtype else M.astype(out, x.dtype)
+
+
+@kernel("Mish")
+def _mish(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    return E.mul(xs[0], E.tanh(E.log1p(E.exp(xs[0]))))
+
+
+@kernel("Swish")
+def _swish(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    return E.mul(xs[0], E.sigmoid(E.mul(xs[0], float(attrs.get("alpha", 1.0)))))
+
+
+@kernel("GatherElements")
+def _gather_elements(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    x, idx = xs
+    axis = int(attrs.get("axis", 0)) % x.ndim
+    idx = M.astype(E.where(E.lt(idx, 0), E.add(idx, x.shape[axis]), idx), D.int64)
+    return gather(x, axis, idx)
+
+
+@kernel("ScatterElements")
+def _scatter_elements(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    x, idx, upd = xs
+    axis = int(attrs.get("axis", 0)) % x.ndim
+    idx = M.astype(E.where(E.lt(idx, 0), E.add(idx, x.shape[axis]), idx), D.int64)
+    red = attrs.get("reduction", "none")
+    if red == "none":
+        return scatter(x, axis, idx, upd)
+    return scatter_reduce(x, axis, idx, upd, {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}[red])
+
+
+@kernel("Trilu")
+def _trilu(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    k = int(xs[1].item()) if len(xs) > 1 and xs[1] is not None else 0
+    return (M.triu if attrs.get("upper", 1) else M.tril)(xs[0], k)
+
+
+@kernel("CumSum")
+def _cumsum(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    x = xs[0]
+    axis = int(xs[1].item()) % max(x.ndim, 1)
+    y = M.flip(x, (axis,)) if attrs.get("reverse", 0) else x
+    out = R.cumsum(y, axis)
+    if out.dtype != x.dtype:
+        out = M.astype(out, x.dtype)
+    if attrs.get("exclusive", 0):  # shift by one along the axis, a zero first
+        n = y.shape[axis]
+        pads = [0, 0] * (x.ndim - 1 - axis) + [1, 0]
+        out = V.narrow(F.pad(out, pads, value=0), axis, 0, n)
+    return M.flip(out, (axis,)) if attrs.get("reverse", 0) else out
+
+
+@kernel("Range")
+def _range(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    start, limit, delta = (x.item() for x in xs)
+    n = max(math.ceil((limit - start) / delta), 0)
+    return tensor([start + k * delta for k in range(n)], dtype=xs[0].dtype)
+
+
+@kernel("Pad")
+def _pad(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    from .shape_inference import pad_amounts
+
+    x = xs[0]
+    pads = list(attrs["pads"]) if "pads" in attrs else _ints(xs[1])
+    axes = _ints(xs[3]) if len(xs) > 3 and xs[3] is not None else None
+    amounts = pad_amounts("Pad", x.ndim, pads, axes)
+    value = attrs.get("value", 0.0)
+    if len(xs) > 2 and xs[2] is not None:
+        value = xs[2].item()
+    mode = {"constant": "constant", "reflect": "reflect", "edge": "replicate", "wrap": "circular"}[
+        attrs.get("mode", "constant")]
+    flat = [p for b, e in reversed(amounts) for p in (b, e)]
+    return F.pad(x, flat, mode=mode, value=value if mode == "constant" else None)
+
+
+@kernel("Tile")
+def _tile(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    return M.tile(xs[0], _ints(xs[1]))
+
+
+@kernel("TopK")
+def _topk(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    res = S.topk(xs[0], _ints(xs[1])[0], dim=int(attrs.get("axis", -1)), largest=bool(attrs.get("largest", 1)),
+                 sorted=bool(attrs.get("sorted", 1)))
+    return res[0], res[1]
+
+
+@kernel("OneHot")
+def _one_hot(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    idx, depth, values = xs
+    depth = int(depth.item())
+    idx = M.astype(idx, D.int64)
+    idx = E.where(E.lt(idx, 0), E.add(idx, depth), idx)
+    axis = int(attrs.get("axis", -1)) % (idx.ndim + 1)
+    classes = V.reshape(arange(depth), (depth,) + (1,) * (idx.ndim - axis))
+    mask = E.eq(V.unsqueeze(idx, axis), classes)
+    flat = V.reshape(values, (-1,))
+    return E.where(mask, flat[1], flat[0])
+
+
+@kernel("Hardmax")
+def _hardmax(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    x = xs[0]
+    axis = int(attrs.get("axis", -1)) % x.ndim
+    best = R.argmax(x, dim=axis, keepdim=True)
+    classes = V.reshape(arange(x.shape[axis]), (x.shape[axis],) + (1,) * (x.ndim - 1 - axis))
+    return M.astype(E.eq(best, classes), x.dtype)
+
+
+@kernel("LpNormalization")
+def _lp_normalization(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    x = xs[0]
+    axis, p = int(attrs.get("axis", -1)), int(attrs.get("p", 2))
+    norm = L.vector_norm(x, p, dim=axis, keepdim=True)
+    return E.where(E.eq(norm, 0), E.mul(x, 0), E.div(x, norm))  # 0 / 0 is 0 here
+
+
+@kernel("DepthToSpace")
+def _depth_to_space(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    x = xs[0]
+    bs = int(attrs["blocksize"])
+    n, c, h, w = x.shape
+    if attrs.get("mode", "DCR") == "DCR":
+        y = V.permute(V.reshape(x, (n, bs, bs, c // (bs * bs), h, w)), (0, 3, 4, 1, 5, 2))
+    else:
+        y = V.permute(V.reshape(x, (n, c // (bs * bs), bs, bs, h, w)), (0, 1, 4, 2, 5, 3))
+    return V.reshape(y, (n, c // (bs * bs), h * bs, w * bs))
+
+
+@kernel("SpaceToDepth")
+def _space_to_depth(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    x = xs[0]
+    bs = int(attrs["blocksize"])
+    n, c, h, w = x.shape
+    perm = (0, 3, 5, 1, 2, 4) if attrs.get("mode", "DCR") == "DCR" else (0, 1, 3, 5, 2, 4)
+    y = V.permute(V.reshape(x, (n, c, h // bs, bs, w // bs, bs)), perm)
+    return V.reshape(y, (n, c * bs * bs, h // bs, w // bs))
+
+
+@kernel("Einsum")
+def _einsum(xs: list[Any], attrs: dict[str, Any]) -> Any:
+    out = L.einsum(str(attrs["equation"]).replace(" ", ""), *xs)
+    return out if out.dtype == xs[0].dtype else M.astype(out, xs[0].dtype)
+
+
+KERNELS["ReduceLogSum"] = _reducer(R.sum, post=E.log)

@@ -412,15 +412,14 @@ def _split(ctx: Ctx) -> list[Out]:
 
 # -- reductions ---------------------------------------------------------------------------------
 @rule("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL2",
-      "ReduceL1", "ReduceLogSumExp")
+      "ReduceL1", "ReduceLogSumExp", "ReduceLogSum")
 def _reduce(ctx: Ctx) -> list[Out]:
     s = ctx.shape(0)
     axes = ctx.axes(1)
     keep = bool(ctx.attrs.get("keepdims", 1))
     if not axes:
-        if axes is not None or ctx.attrs.get("noop_with_empty_axes", 0):
-            if ctx.attrs.get("noop_with_empty_axes", 0):
-                return [(s, ctx.dtypes[0])]
+        if ctx.attrs.get("noop_with_empty_axes", 0):
+            return [(s, ctx.dtypes[0])]
         ax = set(range(len(s)))
     else:
         ax = {_axis(ctx, a, len(s)) for a in axes}
@@ -545,6 +544,157 @@ def _layer_norm(ctx: Ctx) -> list[Out]:
             raise ctx.error(f"input {k} of shape {ctx.shape(k)} does not broadcast to {x[axis:]}")
     stat = x[:axis] + (1,) * (len(x) - axis)
     return [(x, ctx.dtypes[0]), (stat, D.float32), (stat, D.float32)][: len(ctx.node.outputs)]
+
+
+# -- more ops (ONNX backend coverage) -------------------------------------------------------------
+@rule("CastLike")
+def _cast_like(ctx: Ctx) -> list[Out]:
+    return [(ctx.shape(0), ctx.dtypes[1])]
+
+
+@rule("IsInf", "IsNaN")
+def _is(ctx: Ctx) -> list[Out]:
+    return [(ctx.shape(0), D.bool)]
+
+
+@rule("BitwiseAnd", "BitwiseOr", "BitwiseXor")
+def _bitwise(ctx: Ctx) -> list[Out]:
+    return _binary(ctx)
+
+
+@rule("BitwiseNot", "Trilu", "CumSum", "Hardmax", "LpNormalization", "Swish", "ScatterElements")
+def _same(ctx: Ctx) -> list[Out]:
+    return [(ctx.shape(0), ctx.dtypes[0])]
+
+
+@rule("GatherElements")
+def _gather_elements(ctx: Ctx) -> list[Out]:
+    s, i = ctx.shape(0), ctx.shape(1)
+    if len(s) != len(i):
+        raise ctx.error(f"data {s} and indices {i} must have the same rank")
+    return [(i, ctx.dtypes[0])]
+
+
+@rule("Range")
+def _range(ctx: Ctx) -> list[Out]:
+    vals = []
+    for k, what in ((0, "start"), (1, "limit"), (2, "delta")):
+        if ctx.consts[k] is None:
+            raise UnknownShape(ctx.error(f"{what} must be a constant to infer the shape"))
+        vals.append(ctx.consts[k].item())
+    start, limit, delta = vals
+    if delta == 0:
+        raise ctx.error("delta is 0")
+    return [((max(math.ceil((limit - start) / delta), 0),), ctx.dtypes[0])]
+
+
+def pad_amounts(ctx_or_name: Any, rank: int, pads: list[int], axes: list[int] | None) -> list[tuple[int, int]]:
+    """ONNX Pad's pads [b.., e..] over ``axes`` (default all) as (begin, end) per dim."""
+    err = ctx_or_name.error if isinstance(ctx_or_name, Ctx) else (lambda m: ValueError(f"{ctx_or_name}: {m}"))
+    axes = list(range(rank)) if axes is None else [a % rank if -rank <= a < rank else a for a in axes]
+    if len(pads) != 2 * len(axes) or any(not 0 <= a < rank for a in axes):
+        raise err(f"pads {tuple(pads)} do not match axes {tuple(axes)} of rank {rank}")
+    out = [(0, 0)] * rank
+    for k, a in enumerate(axes):
+        out[a] = (pads[k], pads[k + len(axes)])
+    return out
+
+
+@rule("Pad")
+def _pad(ctx: Ctx) -> list[Out]:
+    s = ctx.shape(0)
+    pads = list(ctx.attrs["pads"]) if "pads" in ctx.attrs else ctx.const_ints(1, "pads")
+    amounts = pad_amounts(ctx, len(s), pads, ctx.const_ints(3, "axes"))
+    out = tuple(d + b + e for d, (b, e) in zip(s, amounts, strict=True))
+    if any(d < 0 for d in out):
+        raise ctx.error(f"pads {tuple(pads)} crop shape {s} below zero")
+    return [(out, ctx.dtypes[0])]
+
+
+@rule("Tile")
+def _tile(ctx: Ctx) -> list[Out]:
+    s = ctx.shape(0)
+    reps = ctx.const_ints(1, "repeats")
+    if len(reps) != len(s):
+        raise ctx.error(f"repeats {tuple(reps)} must have one value per dim of {s}")
+    return [(tuple(d * r for d, r in zip(s, reps, strict=True)), ctx.dtypes[0])]
+
+
+@rule("TopK")
+def _topk(ctx: Ctx) -> list[Out]:
+    s = ctx.shape(0)
+    axis = _axis(ctx, int(ctx.attrs.get("axis", -1)), len(s))
+    k = ctx.const_ints(1, "K")[0]
+    if not 0 <= k <= s[axis]:
+        raise ctx.error(f"K={k} is out of range for axis {axis} of shape {s}")
+    out = s[:axis] + (k,) + s[axis + 1:]
+    return [(out, ctx.dtypes[0]), (out, D.int64)]
+
+
+@rule("OneHot")
+def _one_hot(ctx: Ctx) -> list[Out]:
+    s = ctx.shape(0)
+    depth = int(ctx.consts[1].item()) if ctx.consts[1] is not None else None
+    if depth is None:
+        raise UnknownShape(ctx.error("depth must be a constant to infer the shape"))
+    axis = int(ctx.attrs.get("axis", -1))
+    axis = _axis(ctx, axis, len(s) + 1)
+    return [(s[:axis] + (depth,) + s[axis:], ctx.dtypes[2])]
+
+
+@rule("DepthToSpace", "SpaceToDepth")
+def _depth_space(ctx: Ctx) -> list[Out]:
+    s = ctx.shape(0)
+    bs = int(ctx.attrs["blocksize"])
+    if len(s) != 4:
+        raise ctx.error(f"input {s} must be (N, C, H, W)")
+    n, c, h, w = s
+    if ctx.node.op_type == "DepthToSpace":
+        if c % (bs * bs):
+            raise ctx.error(f"channels {c} are not a multiple of blocksize^2 = {bs * bs}")
+        return [((n, c // (bs * bs), h * bs, w * bs), ctx.dtypes[0])]
+    if h % bs or w % bs:
+        raise ctx.error(f"height {h} and width {w} must be multiples of blocksize {bs}")
+    return [((n, c * bs * bs, h // bs, w // bs), ctx.dtypes[0])]
+
+
+def einsum_output(ctx_or_name: Any, equation: str, shapes: list[Shape]) -> Shape:
+    """The output shape of an einsum (explicit ``->`` or implicit: sorted letters used once)."""
+    err = ctx_or_name.error if isinstance(ctx_or_name, Ctx) else (lambda m: ValueError(f"{ctx_or_name}: {m}"))
+    eq = equation.replace(" ", "")
+    lhs, _, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise err(f"equation {equation!r} has {len(terms)} operands, got {len(shapes)}")
+    dims: dict[str, int] = {}
+    ell: list[Shape] = []
+    for term, s in zip(terms, shapes, strict=True):
+        letters = term.replace("...", "")
+        n_ell = len(s) - len(letters)
+        if ("..." in term and n_ell < 0) or ("..." not in term and n_ell != 0):
+            raise err(f"operand {term!r} does not match shape {s}")
+        pre = term.split("...")[0] if "..." in term else term
+        ell_shape = s[len(pre):len(pre) + n_ell] if "..." in term else ()
+        ell.append(ell_shape)
+        rest = s[:len(pre)] + s[len(pre) + n_ell:] if "..." in term else s
+        for ch, d in zip(letters, rest, strict=True):
+            if dims.get(ch, d) != d and 1 not in (d, dims[ch]):
+                raise err(f"letter {ch!r} has sizes {dims[ch]} and {d}")
+            dims[ch] = max(dims.get(ch, d), d) if 1 in (d, dims.get(ch, d)) else d
+    ell_out = broadcast(*ell) if ell else ()
+    if ell_out is None:
+        raise err("the ... dims do not broadcast")
+    if not _:
+        counts = {ch: lhs.count(ch) for ch in dims}
+        rhs = ("..." if "..." in lhs else "") + "".join(sorted(ch for ch, c in counts.items() if c == 1))
+    pre, has_ell, post = rhs.partition("...")
+    return tuple([dims[ch] for ch in pre] + (list(ell_out) if has_ell else []) + [dims[ch] for ch in post])
+
+
+@rule("Einsum")
+def _einsum(ctx: Ctx) -> list[Out]:
+    shapes = [ctx.shape(k) for k in range(len(ctx.node.inputs))]
+    return [(einsum_output(ctx, str(ctx.attrs["equation"]), shapes), ctx.dtypes[0])]
 
 
 # -- driver -------------------------------------------------------------------------------------

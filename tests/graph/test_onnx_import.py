@@ -117,8 +117,8 @@ def test_load_accepts_path_bytes_and_proto(tmp_path):
 
 
 def test_unsupported_op_and_symbolic_shapes():
-    model = make_model([helper.make_node("Hardmax", ["x"], ["y"])], [vi("x", [3])], [vi("y", [3])])
-    with pytest.raises(NotImplementedError, match="Hardmax"):
+    model = make_model([helper.make_node("DFT", ["x"], ["y"])], [vi("x", [3])], [vi("y", [3])])
+    with pytest.raises(NotImplementedError, match="ONNX op .DFT. \\(opset 17\\) is not supported"):
         tt_onnx.load(model)
     model = make_model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", ["N", 3])], [vi("y", ["N", 3])])
     g = tt_onnx.load(model)  # a symbolic batch: shapes stay unknown, the model still runs
@@ -274,8 +274,11 @@ def _case_passes(case):
         a, b = a.numpy(), _to_array(b)
         if a.shape != b.shape or a.dtype != b.dtype:
             return False
-        if not np.allclose(a, b, atol=case.atol if case.atol else 1e-7, rtol=max(case.rtol or 0, 1e-3),
-                           equal_nan=True):
+        # the case's tolerance (ONNX's defaults rtol 1e-3, atol 1e-7); float16 results also get an
+        # absolute 2**-10 (one ulp at 1.0): their last bits depend on where intermediates are rounded
+        # (onnxruntime itself is 4.9e-4 off the reference in test_attention_4d_causal_fp16_expanded)
+        atol = max(case.atol or 1e-7, 2.0**-10 if a.dtype == np.float16 else 0.0)
+        if not np.allclose(a, b, atol=atol, rtol=max(case.rtol or 0, 1e-3), equal_nan=True):
             return False
     return True
 
@@ -306,12 +309,14 @@ def test_onnx_backend_node_cases(exported, record_property):
           f"({len(cases)} generated), {time.perf_counter() - t0:.1f} s")
     record_property("onnx_backend_passed", passed)
     record_property("onnx_backend_attempted", attempted)
-    # every case that only uses the ops of the exported models passes, except those exercising
-    # features the importer rejects on purpose with NotImplementedError (listed in the message)
+    # every case that only uses the ops of the exported models passes, unless it exercises a feature
+    # refused on purpose (a dtype t_tensor lacks, 3-d pooling, ...: NotImplementedError); any other
+    # case also passes or is refused that way -- never a wrong value or another error
     model_ops = USED_OPS
     assert {"Conv", "Gemm", "BatchNormalization", "Relu", "MaxPool", "AveragePool", "Flatten", "MatMul",
             "LayerNormalization", "Softmax", "Split", "Transpose", "Reshape"} <= model_ops
-    bad = {name: err for name, (ops, err) in failed.items()
-           if ops <= model_ops and not err.startswith("NotImplementedError")}
-    assert not bad, bad
-    assert passed >= 600
+    refused = {name: err for name, (ops, err) in failed.items() if ops <= model_ops}
+    print(f"cases of the models' ops refused with NotImplementedError: {len(refused)}")
+    wrong = {name: err for name, (ops, err) in failed.items() if not err.startswith("NotImplementedError")}
+    assert not wrong, wrong
+    assert passed >= 990

@@ -233,3 +233,29 @@ def test_errors():
         infer_shapes(g)
     infer_shapes(g, strict=False)
     assert g.values["o0"].shape is None
+
+
+def test_more_ops_shapes_match_kernels():
+    assert check(one_node("Einsum", [(2, 3, 4), (2, 4, 5)], {"equation": "bij,bjk->bik"})) == [(2, 3, 5)]
+    assert check(one_node("Einsum", [(3, 4), (4, 5)], {"equation": "ij,jk"})) == [(3, 5)]
+    assert check(one_node("Einsum", [(2, 3, 4)], {"equation": "...ij->...ji"})) == [(2, 4, 3)]
+    with pytest.raises(ValueError, match=r"\(Einsum\): letter 'j' has sizes 4 and 3"):
+        infer_shapes(one_node("Einsum", [(3, 4), (3, 5)], {"equation": "ij,jk->ik"}))
+    pads = tt.tensor([1, 0, 1, 2])
+    assert check(one_node("Pad", [(2, 3), (4,)], {"mode": "reflect"}, consts={1: pads})) == [(4, 5)]
+    assert check(one_node("Pad", [(2, 3), (4,)], consts={1: tt.tensor([0, -1, 0, 0])})) == [(2, 2)]
+    assert check(one_node("Tile", [(2, 3), (2,)], consts={1: tt.tensor([3, 1])})) == [(6, 3)]
+    assert check(one_node("TopK", [(3, 5), (1,)], {"axis": 1}, consts={1: tt.tensor([2])}, n_out=2)) == [
+        (3, 2), (3, 2)]
+    assert check(one_node("OneHot", [(2, 3), (), (2,)], {"axis": 1},
+                          consts={0: tt.tensor([[0, 1, 2], [2, 1, -1]]), 1: tt.tensor(4),
+                                  2: tt.tensor([0.0, 1.0])})) == [(2, 4, 3)]
+    assert check(one_node("DepthToSpace", [(1, 8, 2, 3)], {"blocksize": 2})) == [(1, 2, 4, 6)]
+    assert check(one_node("SpaceToDepth", [(1, 2, 4, 6)], {"blocksize": 2})) == [(1, 8, 2, 3)]
+    assert check(one_node("Range", [(), (), ()], consts={0: tt.tensor(1.0), 1: tt.tensor(2.0),
+                                                         2: tt.tensor(0.25)})) == [(4,)]
+    assert check(one_node("CastLike", [(2,), (1,)], dtypes={1: tt.int64})) == [(2,)]
+    assert check(one_node("ArgMax", [(3, 4)], {"axis": 1, "keepdims": 0, "select_last_index": 1})) == [(3,)]
+    g = one_node("ArgMax", [(2, 3)], {"axis": 1, "select_last_index": 1},
+                 consts={0: tt.tensor([[1.0, 5.0, 5.0], [7.0, 7.0, 0.0]])})
+    assert g.run().tolist() == [[2], [1]]
