@@ -77,7 +77,8 @@ def _attr_value(attr: Any) -> Any:
 
 
 # -- builders -----------------------------------------------------------------------------------
-Builder = Callable[[Graph, str, list[str], list[str], dict[str, Any]], None]
+# a builder appends the IR nodes of one ONNX node: (graph, op_type, name, inputs, outputs, attrs)
+Builder = Callable[[Graph, str, str, list[str], list[str], dict[str, Any]], None]
 BUILDERS: dict[str, Builder] = {}
 
 
@@ -89,15 +90,13 @@ def builder(*ops: str) -> Callable[[Builder], Builder]:
     return deco
 
 
-def _copy(op: str) -> Builder:
-    def b(g: Graph, name: str, ins: list[str], outs: list[str], attrs: dict[str, Any]) -> None:
-        g.add_node(op, ins, outs, attrs, name)
-    return b
+def _copy(g: Graph, op: str, name: str, ins: list[str], outs: list[str], attrs: dict[str, Any]) -> None:
+    """The default builder: the node as it is (its kernel implements the ONNX semantics)."""
+    g.add_node(op, ins, outs, attrs, name)
 
 
 @builder("Softmax", "LogSoftmax")
-def _softmax(g: Graph, name: str, ins: list[str], outs: list[str], attrs: dict[str, Any]) -> None:
-    op = attrs.pop("_op")
+def _softmax(g: Graph, op: str, name: str, ins: list[str], outs: list[str], attrs: dict[str, Any]) -> None:
     if g.opset >= 13:
         g.add_node(op, ins, outs, attrs, name)
         return
@@ -110,7 +109,7 @@ def _softmax(g: Graph, name: str, ins: list[str], outs: list[str], attrs: dict[s
 
 
 @builder("Split")
-def _split(g: Graph, name: str, ins: list[str], outs: list[str], attrs: dict[str, Any]) -> None:
+def _split(g: Graph, op: str, name: str, ins: list[str], outs: list[str], attrs: dict[str, Any]) -> None:
     has_sizes = (len(ins) > 1 and ins[1]) or "split" in attrs
     if not has_sizes and "num_outputs" not in attrs:
         attrs["num_outputs"] = len(outs)
@@ -118,7 +117,7 @@ def _split(g: Graph, name: str, ins: list[str], outs: list[str], attrs: dict[str
 
 
 @builder("Cast")
-def _cast(g: Graph, name: str, ins: list[str], outs: list[str], attrs: dict[str, Any]) -> None:
+def _cast(g: Graph, op: str, name: str, ins: list[str], outs: list[str], attrs: dict[str, Any]) -> None:
     to = attrs["to"]
     if isinstance(to, str):  # opset 1-5 spelled the type as a string
         to = int(getattr(_onnx().TensorProto, to.upper()))
@@ -127,7 +126,7 @@ def _cast(g: Graph, name: str, ins: list[str], outs: list[str], attrs: dict[str,
 
 
 @builder("Constant")
-def _constant(g: Graph, name: str, ins: list[str], outs: list[str], attrs: dict[str, Any]) -> None:
+def _constant(g: Graph, op: str, name: str, ins: list[str], outs: list[str], attrs: dict[str, Any]) -> None:
     from .creation import tensor
 
     if "value" in attrs:
@@ -188,10 +187,8 @@ def load(model: Any, input_shapes: Mapping[str, Sequence[int]] | None = None, in
             if node.op_type not in KERNELS:
                 raise NotImplementedError(f"load: ONNX op {node.op_type!r} (opset {opset}) is not supported "
                                           f"(node {name!r})")
-            b = _copy(node.op_type)
-        if node.op_type in ("Softmax", "LogSoftmax"):
-            attrs["_op"] = node.op_type
-        b(g, name, list(node.input), list(node.output), attrs)
+            b = _copy
+        b(g, node.op_type, name, list(node.input), list(node.output), attrs)
     g.outputs = [o.name for o in gp.output]
     g.validate()
     if infer_shapes and all(g.values[i].shape is not None for i in g.inputs):

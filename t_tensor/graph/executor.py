@@ -62,6 +62,7 @@ def execute(graph: Graph, inputs: Sequence[Any] | Mapping[str, Any], profiler: P
     """Run ``graph`` on ``inputs`` (a sequence in ``graph.inputs`` order, or a name -> value
     mapping; numpy arrays and nested lists are converted); returns the list of graph outputs.
 
+    Each input must have the shape and dtype the graph declares for it (when it declares one).
     Graph inputs that have an initializer (a default value) may be omitted. A value's memory is
     dropped after its last reader has run.
     """
@@ -79,7 +80,13 @@ def execute(graph: Graph, inputs: Sequence[Any] | Mapping[str, Any], profiler: P
         given = dict(zip(names, inputs, strict=False))
     for name in graph.inputs:
         if name in given:
-            env[name] = as_tensor(given[name])
+            t = as_tensor(given[name])
+            info = graph.values.get(name)
+            if info is not None and ((info.shape is not None and tuple(t.shape) != tuple(info.shape))
+                                     or (info.dtype is not None and t.dtype != info.dtype)):
+                raise ValueError(f"run: input {name!r} is {tuple(t.shape)} {t.dtype.name}; the graph declares "
+                                 f"{info.describe()}")
+            env[name] = t
         elif name not in env:
             raise ValueError(f"run: missing input {name!r}")
     order = graph.topo_sort()

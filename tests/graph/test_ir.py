@@ -120,3 +120,11 @@ def test_profiler_table():
     shares = [float(line.split()[-1].rstrip("%")) for line in lines[1:-1]]
     assert abs(sum(shares) - 100.0) < 0.5 and shares == sorted(shares, reverse=True)
     assert str(prof) == prof.table()
+
+
+def test_inputs_must_match_the_declared_shape_and_dtype():
+    g = small_mlp()
+    with pytest.raises(ValueError, match=r"run: input 'x' is \(2, 3\) float32; the graph declares \(4, 3\) float32"):
+        g.run(np.ones((2, 3), np.float32))
+    with pytest.raises(ValueError, match=r"run: input 'x' is \(4, 3\) float64; the graph declares \(4, 3\) float32"):
+        g.run(np.ones((4, 3)))

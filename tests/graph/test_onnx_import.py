@@ -320,3 +320,11 @@ def test_onnx_backend_node_cases(exported, record_property):
     wrong = {name: err for name, (ops, err) in failed.items() if not err.startswith("NotImplementedError")}
     assert not wrong, wrong
     assert passed >= 990
+
+
+def test_missing_onnx_package_gives_a_clear_import_error(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "onnx", None)  # as if onnx were not installed
+    with pytest.raises(ImportError, match=r"pip install 't_tensor\[onnx\]'"):
+        tt_onnx.load("model.onnx")
