@@ -182,6 +182,26 @@ class Graph:
                 self.values.setdefault(o, ValueInfo(o))
         return node.outputs[0] if len(node.outputs) == 1 else list(node.outputs)
 
+    def copy(self) -> Graph:
+        """A copy whose nodes, lists and value table can be changed without touching this graph
+        (initializer tensors and attribute values are shared, not copied).
+
+        >>> import t_tensor as tt
+        >>> g = Graph()
+        >>> _ = g.add_input("x", (2,), tt.float32)
+        >>> _ = g.add_node("Relu", ["x"], ["y"])
+        >>> h = g.copy()
+        >>> h.nodes[0].op_type = "Neg"
+        >>> g.nodes[0].op_type
+        'Relu'
+        """
+        g = Graph(name=self.name, opset=self.opset)
+        g.nodes = [Node(n.op_type, list(n.inputs), list(n.outputs), dict(n.attrs), n.name) for n in self.nodes]
+        g.inputs, g.outputs = list(self.inputs), list(self.outputs)
+        g.initializers = dict(self.initializers)
+        g.values = {k: ValueInfo(v.name, v.shape, v.dtype) for k, v in self.values.items()}
+        return g
+
     # -- structure ------------------------------------------------------------------------------
     def producers(self) -> dict[str, Node]:
         """Map each node output name to the node that writes it."""

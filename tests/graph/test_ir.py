@@ -128,3 +128,17 @@ def test_inputs_must_match_the_declared_shape_and_dtype():
         g.run(np.ones((2, 3), np.float32))
     with pytest.raises(ValueError, match=r"run: input 'x' is \(4, 3\) float64; the graph declares \(4, 3\) float32"):
         g.run(np.ones((4, 3)))
+
+
+def test_copy_is_independent():
+    g = small_mlp().infer_shapes()
+    h = g.copy()
+    assert str(h) == str(g)
+    h.nodes[2].op_type = "Sigmoid"
+    h.nodes[0].inputs[0] = "w1"
+    h.outputs.append("a")
+    h.values["y"].shape = None
+    h.initializers["extra"] = tt.ones(1)
+    assert g.nodes[2].op_type == "Relu" and g.nodes[0].inputs[0] == "x" and g.outputs == ["y"]
+    assert g.values["y"].shape == (4, 2) and "extra" not in g.initializers
+    assert h.initializers["w1"] is g.initializers["w1"]
