@@ -4,7 +4,8 @@
 :class:`t_tensor.graph.Graph`: initializers become t_tensor tensors, each node goes through a
 builder chosen by op type (``BUILDERS``; ops without a special builder are copied as they are if
 the kernel registry has them). Builders adapt the semantics that changed between opsets:
-Softmax/LogSoftmax before opset 13 (flatten to 2-d at ``axis``), Split (sizes as attribute, as
+Softmax/LogSoftmax/Hardmax before opset 13 (flatten to 2-d at ``axis``), TopK's ``k`` (an
+attribute in opset 1, an input later), Split (sizes as attribute, as
 input from opset 13, ``num_outputs`` from 18), Cast's ``to`` given as a string in opset 1-5,
 Constant's ``value_*`` spellings. Axes given as an attribute (Squeeze/Unsqueeze/ReduceSum before
 13, the other reductions before 18) or as an input (later) are both understood by the IR.
@@ -95,7 +96,7 @@ def _copy(g: Graph, op: str, name: str, ins: list[str], outs: list[str], attrs: 
     g.add_node(op, ins, outs, attrs, name)
 
 
-@builder("Softmax", "LogSoftmax")
+@builder("Softmax", "LogSoftmax", "Hardmax")
 def _softmax(g: Graph, op: str, name: str, ins: list[str], outs: list[str], attrs: dict[str, Any]) -> None:
     if g.opset >= 13:
         g.add_node(op, ins, outs, attrs, name)
@@ -114,6 +115,16 @@ def _split(g: Graph, op: str, name: str, ins: list[str], outs: list[str], attrs:
     if not has_sizes and "num_outputs" not in attrs:
         attrs["num_outputs"] = len(outs)
     g.add_node("Split", ins, outs, attrs, name)
+
+
+@builder("TopK")
+def _topk(g: Graph, op: str, name: str, ins: list[str], outs: list[str], attrs: dict[str, Any]) -> None:
+    if "k" in attrs:  # opset 1: k is an attribute; the IR takes it as an input (opset 10 on)
+        from .creation import tensor
+
+        k = g.add_initializer(f"{name}__k", tensor([int(attrs.pop("k"))]))
+        ins = [ins[0], k]
+    g.add_node("TopK", ins, outs, attrs, name)
 
 
 @builder("Cast")

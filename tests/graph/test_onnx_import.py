@@ -39,7 +39,7 @@ def ort_run(model, feeds):
 
 # -- models written with onnx.helper ------------------------------------------------------------
 @pytest.mark.parametrize("opset", [11, 13])
-@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Hardmax"])
 def test_softmax_semantics_by_opset(opset, op):
     # before opset 13 the input is flattened to 2-d at axis; from 13 the op runs along one axis
     x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
@@ -70,6 +70,22 @@ def test_squeeze_unsqueeze_reducesum_axes_by_opset(opset):
     assert g.values["u"].shape == (1, 3, 1, 4)
     assert g.values["r"].shape == (1, 1, 4)
     np.testing.assert_allclose(tt_onnx.run(g, [x])[0].numpy(), ort_run(model, {"x": x})[0], atol=1e-5)
+
+
+@pytest.mark.parametrize("opset", [1, 11])
+def test_topk_k_by_opset(opset):
+    x = np.array([[3.0, 1.0, 4.0, 1.5], [9.0, 2.0, 6.0, 5.0]], np.float32)
+    if opset == 1:
+        node, inits = helper.make_node("TopK", ["x"], ["v", "i"], axis=1, k=2), []
+    else:
+        node = helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)
+        inits = [numpy_helper.from_array(np.array([2], np.int64), "k")]
+    model = make_model([node], [vi("x", [2, 4])], [vi("v", None), vi("i", None, TensorProto.INT64)], inits,
+                       opset=opset)
+    g = tt_onnx.load(model)
+    assert g.values["v"].shape == (2, 2) and g.values["i"].dtype == tt.int64
+    values, indices = tt_onnx.run(g, [x])
+    assert values.tolist() == [[4.0, 3.0], [9.0, 6.0]] and indices.tolist() == [[2, 0], [0, 2]]
 
 
 @pytest.mark.parametrize("opset", [11, 13, 18])
