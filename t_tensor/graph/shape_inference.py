@@ -506,7 +506,7 @@ def _conv(ctx: Ctx) -> list[Out]:
     return [((x[0], w[0]) + _window_out(ctx, x[2:], kernel), ctx.dtypes[0])]
 
 
-@rule("MaxPool", "AveragePool", "LpPool")
+@rule("MaxPool", "AveragePool")
 def _pool(ctx: Ctx) -> list[Out]:
     x = ctx.shape(0)
     if len(x) < 3:
