@@ -1,6 +1,23 @@
-"""The graph layer: a graph IR of ONNX-named ops, passes over it, static memory planning and an executor."""
+"""The graph layer: an IR of ONNX-named ops, shape inference, kernels and an executor, and
+static memory planning. (Capture by tracing, the optimization passes and the arena-backed
+executor are the parts of the graph issue still to come.)
 
-# --- memory planning (t_tensor/graph/memory_plan.py) ---
+>>> import t_tensor as tt
+>>> from t_tensor.graph import Graph
+>>> g = Graph()
+>>> _ = g.add_input("x", (2,), tt.float32)
+>>> _ = g.add_node("Neg", ["x"], ["y"])
+>>> g.outputs = ["y"]
+>>> g.run(tt.tensor([1.0, -2.0])).tolist()
+[-1.0, 2.0]
+"""
+
+# graph-core: IR, shape inference, kernels, plain executor
+from t_tensor.graph.executor import Profiler, execute
+from t_tensor.graph.ir import Graph, Node, ValueInfo
+from t_tensor.graph.kernels import KERNELS, run_node
+
+# memory planning (t_tensor/graph/memory_plan.py)
 from t_tensor.graph.memory_plan import (
     PLANNERS,
     MemoryPlan,
@@ -11,15 +28,12 @@ from t_tensor.graph.memory_plan import (
     plan_greedy_by_size,
     plan_offset_allocator,
 )
+from t_tensor.graph.shape_inference import SHAPE_RULES, infer_shapes
 
 __all__ = [
-    # --- memory planning ---
-    "PLANNERS",
-    "MemoryPlan",
-    "PlannedTensor",
-    "PlannerComparison",
-    "compare_planners",
-    "liveness",
-    "plan_greedy_by_size",
-    "plan_offset_allocator",
-]
+    # graph-core
+    "Graph", "Node", "ValueInfo", "infer_shapes", "SHAPE_RULES", "KERNELS", "run_node", "execute", "Profiler",
+    # memory planning
+    "PLANNERS", "MemoryPlan", "PlannedTensor", "PlannerComparison", "compare_planners", "liveness",
+    "plan_greedy_by_size", "plan_offset_allocator",
+]  # fmt: skip

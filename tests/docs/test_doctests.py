@@ -69,6 +69,13 @@ MODULES = [
     "t_tensor.optim.lr_scheduler",
     "t_tensor.serialization",
     "t_tensor.graph.memory_plan",
+    # graph-core
+    "t_tensor.graph",
+    "t_tensor.graph.ir",
+    "t_tensor.graph.shape_inference",
+    "t_tensor.graph.kernels",
+    "t_tensor.graph.executor",
+    "t_tensor.onnx",
 ]
 
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
