@@ -13,7 +13,14 @@ here explicitly.
 """
 
 # array API standard
-from t_tensor import autograd, linalg, nn, optim  # namespaces: tt.autograd, tt.linalg, tt.nn, tt.optim
+# capture: tt.compile and tt.jit.trace record a function into a graph (t_tensor/graph/trace.py)
+from t_tensor import (  # namespaces: tt.autograd, tt.linalg, tt.nn, tt.optim
+    autograd,
+    jit,  # noqa: E402
+    linalg,
+    nn,
+    optim,
+)
 from t_tensor.array_api import (
     __array_api_version__,
     __array_namespace_info__,
@@ -175,6 +182,7 @@ from t_tensor.elementwise import (
     trunc,
     where,
 )
+from t_tensor.graph.trace import compile  # noqa: E402
 
 # indexing
 from t_tensor.indexing import (
@@ -490,6 +498,9 @@ __all__ = [
     "matrix_norm", "softmax", "log_softmax", "trace", "ValuesIndices",
     # optimizers
     "optim",
+    # capture
+    "compile",
+    "jit",
     # serialization
     "save",
     "load",

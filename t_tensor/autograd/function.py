@@ -35,6 +35,10 @@ __all__ = ["FUNCTIONS", "BackwardFunction", "Function", "FunctionCtx"]
 
 FUNCTIONS: dict[str, Any] = {}
 
+# Set by t_tensor.graph.trace while it records: called as hook(function_class, args, kwargs,
+# output) after every recorded primitive. None otherwise (one global test per recorded op).
+TRACE_HOOKS: list[Any] = []
+
 
 class FunctionCtx:
     """What ``forward`` and ``backward`` receive as ``ctx`` (the node itself)."""
@@ -150,7 +154,10 @@ class Function:
             state.enabled = record
         if not (record and True in needs):
             return output
-        return _connect(ctx, args, needs, output)
+        output = _connect(ctx, args, needs, output)
+        if TRACE_HOOKS:
+            TRACE_HOOKS[-1](cls, args, kwargs, output)
+        return output
 
 
 _NO_EDGE = (None, 0)

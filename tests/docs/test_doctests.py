@@ -75,6 +75,8 @@ MODULES = [
     "t_tensor.graph.shape_inference",
     "t_tensor.graph.kernels",
     "t_tensor.graph.executor",
+    "t_tensor.graph.trace",
+    "t_tensor.jit",
     "t_tensor.onnx",
 ]
 
