@@ -196,7 +196,9 @@ def parse(tokens: Sequence[Token], text: str = "") -> Node:
         return FusedExprError(message, text, token.pos)
 
     def describe(token: Token) -> str:
-        return "the end of the expression" if token.kind == "end" else repr(str(token.value))
+        if token.kind == "end":
+            return "the end of the expression"
+        return repr(f"@{token.value}" if token.kind == "input" else str(token.value))
 
     def expr() -> Node:
         nonlocal position
