@@ -68,6 +68,9 @@ MODULES = [
     "t_tensor.optim.rmsprop",
     "t_tensor.optim.lr_scheduler",
     "t_tensor.serialization",
+    # graph layer: fused elementwise kernels
+    "t_tensor.graph",
+    "t_tensor.graph.fused_expr",
 ]
 
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
