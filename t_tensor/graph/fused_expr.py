@@ -46,11 +46,12 @@ from t_tensor import dtypes
 from t_tensor import strides as S
 from t_tensor._capi import check, ffi, lib
 from t_tensor.autograd.grad_mode import STATE as _GRAD
+from t_tensor.autograd.graph import bump_version
 from t_tensor.tensor_impl import TensorImpl
 
 __all__ = [
     "FusedExprError", "Token", "Node", "Instr", "FusedKernel", "tokenize", "parse", "to_postfix", "FUSED_OPS",
-    "ONNX_TO_FUSED",
+    "ONNX_TO_FUSED", "MAX_NESTING",
 ]
 
 
@@ -94,6 +95,10 @@ ONNX_TO_FUSED = {
     "Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Reciprocal": "reciprocal", "Tanh": "tanh",
     "Sigmoid": "sigmoid", "Erf": "erf", "Gelu": "gelu", "Max": "maximum", "Min": "minimum", "Pow": "pow",
 }
+
+
+# Ops nested deeper than this are refused by the parser (the parser and to_postfix recurse).
+MAX_NESTING = 200
 
 
 class FusedExprError(ValueError):
@@ -200,10 +205,12 @@ def parse(tokens: Sequence[Token], text: str = "") -> Node:
             return "the end of the expression"
         return repr(f"@{token.value}" if token.kind == "input" else str(token.value))
 
-    def expr() -> Node:
+    def expr(level: int = 0) -> Node:
         nonlocal position
         token = tokens[position]
         position += 1
+        if level > MAX_NESTING:
+            raise fail(f"expression nested deeper than {MAX_NESTING} levels", token)
         if token.kind == "input":
             return Node("input", value=token.value, pos=token.pos)
         if token.kind == "number":
@@ -218,10 +225,10 @@ def parse(tokens: Sequence[Token], text: str = "") -> Node:
         position += 1
         if tokens[position].kind == ")":
             raise fail(f"{token.value} takes {FUSED_OPS[name].arity} arguments, got 0", token)
-        children = [expr()]
+        children = [expr(level + 1)]
         while tokens[position].kind == ",":
             position += 1
-            children.append(expr())
+            children.append(expr(level + 1))
         if tokens[position].kind != ")":
             raise fail(f"expected ',' or ')', got {describe(tokens[position])}", tokens[position])
         position += 1
@@ -297,7 +304,7 @@ class FusedKernel:
             [4.0000, 2.0000]], dtype=t_tensor.float64)
     """
 
-    __slots__ = ("text", "tree", "program", "n_inputs", "depth", "_opcodes", "_args", "_constants")
+    __slots__ = ("text", "tree", "program", "n_inputs", "depth", "_opcodes", "_args", "_constants", "_nconstants")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -327,12 +334,19 @@ class FusedKernel:
                 f"at most {lib.TT_FUSED_MAX_INSTRUCTIONS}; stack depth at most {lib.TT_FUSED_MAX_DEPTH})"
             )
         self.depth = depth[0]
-        self._opcodes, self._args, self._constants = opcodes, args, constants or [0.0]
+        self._opcodes = ffi.new("int32_t[]", opcodes)
+        self._args = ffi.new("int32_t[]", args)
+        self._constants = ffi.new("double[]", constants or [0.0])
+        self._nconstants = len(constants)
 
     def __repr__(self) -> str:
         return f"FusedKernel({str(self.tree)!r})"
 
-    def __call__(self, *tensors: Any) -> Any:
+    def __call__(self, *tensors: Any, out: Any = None) -> Any:
+        """Evaluate on ``tensors`` (``@0``, ``@1``, ...). ``out``: a contiguous tensor of the
+        broadcast shape and the inputs' dtype to write into instead of a new one (what an executor
+        with a planned arena passes); it may be one of the inputs itself when that input has the
+        broadcast shape and is contiguous (in place), and must not overlap any other way."""
         name = "FusedKernel"
         if len(tensors) != self.n_inputs:
             raise TypeError(f"{name}: {self.text!r} takes {self.n_inputs} tensors, got {len(tensors)}")
@@ -346,21 +360,39 @@ class FusedKernel:
         if _GRAD.enabled and any(t._ag is not None and t._ag.requires_grad for t in tensors):
             raise RuntimeError(f"{name}: inputs that require grad are not supported (no backward); use no_grad()")
         shape = S.broadcast_shapes(*(t._shape for t in tensors), fn=name)
-        template = tensors[0] if tensors else None
-        if template is None:
-            from t_tensor.tensor import Tensor
-
-            result = Tensor._empty(shape, dtype, name)
-        else:
-            result = type(template)._empty(shape, dtype, name)
         addresses, strides = [], []
         for t in tensors:
             addresses.append(t.data_ptr())
             strides.extend(t._strides if t._shape == shape else S.expand_strides(t._shape, t._strides, shape, fn=name))
+        result = self._output(out, shape, dtype, tensors, name)
         status = lib.tt_fused_eval(
-            len(self._opcodes), self._opcodes, self._args, self._constants, len(self._constants),
+            len(self.program), self._opcodes, self._args, self._constants, self._nconstants,
             len(tensors), addresses or [0], strides or [0], len(shape), shape or [0], result.data_ptr(), dtype.code,
         )
         check(status, name)
         return result
 
+    @staticmethod
+    def _output(out: Any, shape: tuple[int, ...], dtype: Any, tensors: tuple, name: str) -> Any:
+        """A new tensor for the result, or ``out`` after checking it can be written as one."""
+        if out is None:
+            if tensors:
+                return type(tensors[0])._empty(shape, dtype, name)
+            from t_tensor.tensor import Tensor
+
+            return Tensor._empty(shape, dtype, name)
+        if not isinstance(out, TensorImpl):
+            raise TypeError(f"{name}: out must be a Tensor, got {type(out).__name__}")
+        if out._shape != shape or out._dtype is not dtype:
+            raise RuntimeError(
+                f"{name}: out has shape {list(out._shape)} and dtype {out._dtype.name}, "
+                f"expected shape {list(shape)} and dtype {dtype.name}"
+            )
+        if not out.is_contiguous():
+            raise RuntimeError(f"{name}: out must be contiguous")
+        for j, t in enumerate(tensors):
+            same = t.data_ptr() == out.data_ptr() and t._shape == shape and t.is_contiguous()
+            if not same and out._overlaps(t):
+                raise RuntimeError(f"{name}: out overlaps input @{j} (only an input identical to out may be written)")
+        bump_version(out)  # an in-place write: autograd's saved copies of `out` are stale
+        return out

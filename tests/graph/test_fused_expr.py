@@ -357,3 +357,59 @@ def test_c_eval_refuses_without_writing():
     assert out.tolist() == [0.0] * 4
     assert run([L, lib.TT_FUSED_NEG], [0, 0]) == lib.TT_OK
     assert out.tolist() == [-1.0] * 4
+
+
+# ---------------------------------------------------------------------- out= (an executor's arena)
+
+
+def test_out_writes_into_the_given_tensor():
+    rng = np.random.default_rng(11)
+    a = tt.tensor(rng.standard_normal((70, 90)).astype(np.float32))
+    b = tt.tensor(rng.standard_normal(90).astype(np.float32))
+    expected = tt.relu(tt.add(tt.mul(a, b), 1.0))
+    k = FusedKernel("relu(add(mul(@0,@1),1))")
+    arena = tt.zeros(70 * 90 + 100)
+    out = arena[50:50 + 70 * 90].view(70, 90)
+    assert k(a, b, out=out) is out
+    np.testing.assert_array_equal(out.numpy(), expected.numpy())
+    assert arena[:50].tolist() == [0.0] * 50 and arena[-50:].tolist() == [0.0] * 50
+    # in place: out is input @0 itself (its last reader)
+    before = a.clone()
+    assert k(a, b, out=a) is a
+    np.testing.assert_array_equal(a.numpy(), tt.relu(tt.add(tt.mul(before, b), 1.0)).numpy())
+    x = tt.tensor(rng.standard_normal(5000))
+    expected = tt.exp(tt.neg(x))
+    FusedKernel("exp(neg(@0))")(x, out=x)
+    np.testing.assert_array_equal(x.numpy(), expected.numpy())
+    y = tt.tensor([1.0, 2.0])
+    FusedKernel("@0")(y, out=y)
+    assert y.tolist() == [1.0, 2.0]
+
+
+def test_out_errors():
+    k = FusedKernel("add(@0,@1)")
+    a, b = tt.ones(4, 3), tt.ones(3)
+    with pytest.raises(TypeError, match="FusedKernel: out must be a Tensor"):
+        k(a, b, out=[0.0])
+    with pytest.raises(RuntimeError, match="expected shape \\[4, 3\\] and dtype float32"):
+        k(a, b, out=tt.zeros(3, 4))
+    with pytest.raises(RuntimeError, match="expected shape"):
+        k(a, b, out=tt.zeros(4, 3, dtype=tt.float64))
+    with pytest.raises(RuntimeError, match="out must be contiguous"):
+        k(a, b, out=tt.zeros(3, 4).T)
+    big = tt.zeros(5, 3)
+    with pytest.raises(RuntimeError, match="out overlaps input @0"):
+        k(big[1:], b, out=big[:4])  # shifted by one row: would read rows already written
+    with pytest.raises(RuntimeError, match="out overlaps input @1"):
+        k(a, big[3], out=big[:4])   # a broadcast row inside out
+    square = tt.zeros(3, 3)
+    with pytest.raises(RuntimeError, match="out overlaps input @0"):
+        k(square.T, b, out=square)  # the same memory in another order
+
+
+def test_too_deep_nesting_is_refused():
+    text = "@0"
+    for _ in range(250):
+        text = f"neg({text})"
+    with pytest.raises(FusedExprError, match="nested deeper than 200 levels"):
+        FusedKernel(text)

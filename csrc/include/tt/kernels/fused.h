@@ -49,10 +49,12 @@ tt_status tt_fused_check(int ninstr, const int32_t *opcodes, const int32_t *args
    TT_FLOAT32 or TT_FLOAT64 (any other gives TT_ERR_UNSUPPORTED_DTYPE); every input and out are of
    that dtype. inputs[j] is the address of input j's element (0, ..., 0) and
    input_strides[j * ndim + d] its stride along dimension d in elements (0 broadcasts; never
-   negative). out is contiguous (C order) and must not overlap any input. The program is checked
-   first (tt_fused_check). Elements are processed in blocks: each block of every non-contiguous
-   input is gathered into a small buffer, then every instruction runs as one loop over the block,
-   and the last one writes into out; no intermediate ever reaches memory beyond the block buffers.
+   negative). out is contiguous (C order); it may be exactly an input that is contiguous over
+   `shape` (same address: in place, each element is read before it is written), and must not
+   overlap any input otherwise. The program is checked first (tt_fused_check). Elements are
+   processed in blocks: each block of every non-contiguous input is gathered into a small buffer,
+   then every instruction runs as one loop over the block, and the last one writes into out; no
+   intermediate ever reaches memory beyond the block buffers.
    Large shapes are split across threads (tt_parallel_for). Returns TT_ERR_NOMEM when a block
    workspace cannot be allocated. Borrows everything. */
 tt_status tt_fused_eval(int ninstr, const int32_t *opcodes, const int32_t *args, const double *constants,
