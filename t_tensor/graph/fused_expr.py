@@ -359,7 +359,9 @@ class FusedKernel:
             raise TypeError(f"{name}: inputs must all be float32 or all float64 (no promotion), got {got}")
         if _GRAD.enabled and any(t._ag is not None and t._ag.requires_grad for t in tensors):
             raise RuntimeError(f"{name}: inputs that require grad are not supported (no backward); use no_grad()")
-        shape = S.broadcast_shapes(*(t._shape for t in tensors), fn=name)
+        shape = tensors[0]._shape if tensors else ()
+        if any(t._shape != shape for t in tensors):
+            shape = S.broadcast_shapes(*(t._shape for t in tensors), fn=name)
         addresses, strides = [], []
         for t in tensors:
             addresses.append(t.data_ptr())

@@ -94,7 +94,7 @@ typedef struct fused_plan {
     int ninputs, depth, ndim;
     int64_t numel, nblocks;
     int64_t shape[TT_MAX_DIMS];                          /* simplified */
-    int64_t strides[TT_FUSED_MAX_INPUTS][TT_MAX_DIMS];   /* simplified, in elements */
+    int64_t *strides;       /* simplified, in elements: input j's at strides + j * TT_MAX_DIMS */
     const char *base[TT_FUSED_MAX_INPUTS];
     int contiguous[TT_FUSED_MAX_INPUTS];                 /* used in place by LOAD */
     char *out;
@@ -102,6 +102,8 @@ typedef struct fused_plan {
     int dtype;
     atomic_int error;
 } fused_plan;
+
+#define STRIDES(plan, j) ((plan)->strides + (size_t)(j) * TT_MAX_DIMS)
 
 /* Drops size-1 dimensions and merges neighbours that every input walks contiguously. Leaves at
    least one dimension (a 0-d shape becomes [1]). Returns the element count. */
@@ -115,17 +117,17 @@ static int64_t simplify(fused_plan *plan, int ndim, const int64_t *shape, const 
         }
         int merge = nd > 0;
         for (int j = 0; j < plan->ninputs && merge; j++) {
-            merge = plan->strides[j][nd - 1] == input_strides[(size_t)j * (size_t)ndim + (size_t)d] * shape[d];
+            merge = STRIDES(plan, j)[nd - 1] == input_strides[(size_t)j * (size_t)ndim + (size_t)d] * shape[d];
         }
         if (merge) {
             plan->shape[nd - 1] *= shape[d];
             for (int j = 0; j < plan->ninputs; j++) {
-                plan->strides[j][nd - 1] = input_strides[(size_t)j * (size_t)ndim + (size_t)d];
+                STRIDES(plan, j)[nd - 1] = input_strides[(size_t)j * (size_t)ndim + (size_t)d];
             }
         } else {
             plan->shape[nd] = shape[d];
             for (int j = 0; j < plan->ninputs; j++) {
-                plan->strides[j][nd] = input_strides[(size_t)j * (size_t)ndim + (size_t)d];
+                STRIDES(plan, j)[nd] = input_strides[(size_t)j * (size_t)ndim + (size_t)d];
             }
             nd++;
         }
@@ -133,7 +135,7 @@ static int64_t simplify(fused_plan *plan, int ndim, const int64_t *shape, const 
     if (nd == 0) {
         plan->shape[0] = 1;
         for (int j = 0; j < plan->ninputs; j++) {
-            plan->strides[j][0] = 0;
+            STRIDES(plan, j)[0] = 0;
         }
         nd = 1;
     }
@@ -142,7 +144,7 @@ static int64_t simplify(fused_plan *plan, int ndim, const int64_t *shape, const 
         int64_t expected = 1;
         int contiguous = 1;
         for (int d = nd - 1; d >= 0; d--) {
-            contiguous &= plan->strides[j][d] == expected;
+            contiguous &= STRIDES(plan, j)[d] == expected;
             expected *= plan->shape[d];
         }
         plan->contiguous[j] = contiguous;
@@ -179,7 +181,7 @@ DOUBLE_LOOP(vsilu, v / (1 + exp(-v)))
 /* Copies n elements of an input, from multi-index `start` of the simplified shape, into dst. */
 #define DEFINE_GATHER(T)                                                                                    \
     static void gather_##T(T *dst, const fused_plan *plan, int j, const int64_t *start, int64_t n) {        \
-        const int64_t *st = plan->strides[j];                                                               \
+        const int64_t *st = STRIDES(plan, j);                                                               \
         const T *src = (const T *)plan->base[j];                                                            \
         const int last = plan->ndim - 1;                                                                    \
         int64_t idx[TT_MAX_DIMS];                                                                           \
@@ -361,8 +363,12 @@ tt_status tt_fused_eval(int ninstr, const int32_t *opcodes, const int32_t *args,
     if (out == 0) {
         return TT_ERR_INVALID_ARG;
     }
-    fused_plan *plan = malloc(sizeof(fused_plan));
-    if (plan == NULL) {
+    /* The plan lives on this stack frame (the workers only borrow it during tt_parallel_for);
+       its strides are allocated for the inputs there are. */
+    fused_plan plan_storage;
+    fused_plan *plan = &plan_storage;
+    plan->strides = ninputs > 0 ? malloc((size_t)ninputs * TT_MAX_DIMS * sizeof(int64_t)) : NULL;
+    if (ninputs > 0 && plan->strides == NULL) {
         return TT_ERR_NOMEM;
     }
     plan->ninstr = ninstr;
@@ -380,8 +386,12 @@ tt_status tt_fused_eval(int ninstr, const int32_t *opcodes, const int32_t *args,
     plan->numel = simplify(plan, ndim, shape, input_strides);
     plan->nblocks = (plan->numel + FUSED_BLOCK - 1) / FUSED_BLOCK;
     atomic_init(&plan->error, (int)TT_OK);
-    tt_parallel_for(plan->nblocks, FUSED_GRAIN_BLOCKS, fused_chunk, plan);
+    if (plan->nblocks <= FUSED_GRAIN_BLOCKS) {
+        fused_chunk(0, plan->nblocks, plan); /* small: skip tt_parallel_for (it asks the CPU count) */
+    } else {
+        tt_parallel_for(plan->nblocks, FUSED_GRAIN_BLOCKS, fused_chunk, plan);
+    }
     status = (tt_status)atomic_load_explicit(&plan->error, memory_order_relaxed);
-    free(plan);
+    free(plan->strides);
     return status;
 }
