@@ -178,6 +178,9 @@ def test_random_trees_match_the_eager_chain(case):
     assert got.dtype is dtype and tuple(got.shape) == tuple(shape) and got.is_contiguous()
     atol, rtol = tolerance(torch_dtype)
     np.testing.assert_allclose(got.numpy(), expected.numpy(), atol=atol, rtol=rtol, equal_nan=True)
+    out = tt.empty(shape, dtype=dtype)
+    assert kernel(*inputs[:n], out=out) is out
+    np.testing.assert_array_equal(out.numpy(), got.numpy())
 
 
 # ---------------------------------------------------------------------- fixed expressions vs PyTorch
