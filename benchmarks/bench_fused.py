@@ -1,9 +1,9 @@
 """Fused elementwise kernel benchmark: relu(a * b + c) on 16M float32 elements.
 
 Compares the fused kernel (``FusedKernel("relu(add(mul(@0,@1),@2))")``, one pass: reads a, b, c,
-writes the result) with the same three ops run eagerly in t_tensor (three passes, two intermediate
-tensors), NumPy (three ops, in-place after the first to be fair to it: ``np.multiply``, ``+=``,
-``np.maximum(.., 0, out=)``) and PyTorch (eager ``torch.relu(a * b + c)``, plus
+writes the result; also into a preallocated ``out=``) with the same three ops run eagerly in
+t_tensor (three passes, two intermediate tensors), NumPy (three ops, in place after the first to
+be fair to it: ``np.multiply``, ``+=``, ``np.maximum(.., 0, out=)``) and PyTorch (eager ``torch.relu(a * b + c)``, plus
 ``torch.addcmul(c, a, b).relu_()``, two passes). Every variant runs with one thread and with the
 default thread count. GB/s counts the compulsory traffic only: 3 inputs read and 1 output written
 once, 16 bytes per element, whatever the variant really moves. Every result is checked against
@@ -57,10 +57,12 @@ def main() -> None:
         out += c_np
         return np.maximum(out, 0, out=out)
 
+    out = tt.empty(N)  # a preallocated result, as an executor's arena gives
     default_threads = tt.get_num_threads()
     tt_threads = (tt.set_num_threads, default_threads)
     variants = [  # name, function, (how to set its thread count, its default count) or None
         ("t_tensor fused", lambda: kernel(a, b, c), tt_threads),
+        ("t_tensor fused, out=", lambda: kernel(a, b, c, out=out), tt_threads),
         ("t_tensor eager (3 ops)", lambda: tt.relu(tt.add(tt.mul(a, b), c)), tt_threads),
         ("numpy (3 ops, in place)", numpy_ops, None),
     ]
