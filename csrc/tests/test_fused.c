@@ -158,6 +158,10 @@ static void test_eval_refusals(void) {
                  TT_ERR_INVALID_ARG, "NULL inputs");
     CHECK_STATUS(tt_fused_eval(1, ops, args, constants, 1, 1, inputs, strides, TT_MAX_DIMS + 1, shape,
                                (uintptr_t)out, TT_FLOAT32), TT_ERR_INVALID_ARG, "too many dims");
+    const int64_t huge[] = {INT64_C(1) << 40, INT64_C(1) << 30};
+    const int64_t huge_strides[] = {0, 0};
+    CHECK_STATUS(tt_fused_eval(1, ops, args, constants, 1, 1, inputs, huge_strides, 2, huge, (uintptr_t)out,
+                               TT_FLOAT32), TT_ERR_OVERFLOW, "too many elements");
     CHECK_STATUS(tt_fused_eval(1, ops, args, constants, 1, 1, inputs, strides, 1, empty, 0, TT_FLOAT32), TT_OK,
                  "empty shape: nothing to do");
     CHECK(out[0] == 0 && out[3] == 0, "refused calls must not write");

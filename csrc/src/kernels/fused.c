@@ -342,6 +342,7 @@ tt_status tt_fused_eval(int ninstr, const int32_t *opcodes, const int32_t *args,
         (ninputs > 0 && (inputs == NULL || (ndim > 0 && input_strides == NULL)))) {
         return TT_ERR_INVALID_ARG;
     }
+    int64_t numel = 1;
     for (int d = 0; d < ndim; d++) {
         if (shape[d] < 0) {
             return TT_ERR_INVALID_ARG;
@@ -349,6 +350,10 @@ tt_status tt_fused_eval(int ninstr, const int32_t *opcodes, const int32_t *args,
         if (shape[d] == 0) {
             return TT_OK; /* nothing to compute */
         }
+        if (numel > INT64_MAX / FUSED_BLOCK / shape[d]) {
+            return TT_ERR_OVERFLOW; /* the block arithmetic must not overflow */
+        }
+        numel *= shape[d];
     }
     for (int j = 0; j < ninputs; j++) {
         if (inputs[j] == 0) {

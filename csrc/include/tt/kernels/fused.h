@@ -55,8 +55,9 @@ tt_status tt_fused_check(int ninstr, const int32_t *opcodes, const int32_t *args
    processed in blocks: each block of every non-contiguous input is gathered into a small buffer,
    then every instruction runs as one loop over the block, and the last one writes into out; no
    intermediate ever reaches memory beyond the block buffers.
-   Large shapes are split across threads (tt_parallel_for). Returns TT_ERR_NOMEM when a block
-   workspace cannot be allocated. Borrows everything. */
+   Large shapes are split across threads (tt_parallel_for). Returns TT_ERR_INVALID_ARG for a bad
+   program, size, stride or NULL address, TT_ERR_OVERFLOW for a shape of more than 2**54 elements,
+   TT_ERR_NOMEM when a block workspace cannot be allocated. Borrows everything. */
 tt_status tt_fused_eval(int ninstr, const int32_t *opcodes, const int32_t *args, const double *constants,
                         int nconstants, int ninputs, const uintptr_t *inputs, const int64_t *input_strides,
                         int ndim, const int64_t *shape, uintptr_t out, int dtype);
