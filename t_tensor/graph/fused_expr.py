@@ -7,8 +7,8 @@ of any small compiler:
 
 1. :func:`tokenize` cuts the text into tokens (names, ``@i`` inputs, numbers, punctuation), each
    with its position in the text;
-2. :func:`parse` builds the tree: a :class:`Node` per op (``op`` and ``children``), an input or a
-   literal at the leaves; unknown ops and wrong numbers of arguments are refused here;
+2. :func:`parse` builds the tree: an :class:`ExprNode` per op (``op`` and ``children``), an input or
+   a literal at the leaves; unknown ops and wrong numbers of arguments are refused here;
 3. :func:`to_postfix` walks the tree children first and gives the postfix program of a stack
    machine: ``load @i``, ``const c``, then each op after its operands.
 
@@ -50,7 +50,7 @@ from t_tensor.autograd.graph import bump_version
 from t_tensor.tensor_impl import TensorImpl
 
 __all__ = [
-    "FusedExprError", "Token", "Node", "Instr", "FusedKernel", "tokenize", "parse", "to_postfix", "FUSED_OPS",
+    "FusedExprError", "Token", "ExprNode", "Instr", "FusedKernel", "tokenize", "parse", "to_postfix", "FUSED_OPS",
     "ONNX_TO_FUSED", "MAX_NESTING",
 ]
 
@@ -165,13 +165,13 @@ def tokenize(text: str) -> list[Token]:
 
 
 @dataclass(frozen=True)
-class Node:
+class ExprNode:
     """A node of the expression tree. ``op`` is an op name of :data:`FUSED_OPS`, or "input"
     (``value`` = the input index) or "const" (``value`` = the number); ``pos`` is where it starts in
     the text. ``str(node)`` writes the canonical text back."""
 
     op: str
-    children: tuple[Node, ...] = ()
+    children: tuple[ExprNode, ...] = ()
     value: Any = None
     pos: int = 0
 
@@ -183,7 +183,7 @@ class Node:
         return f"{self.op}({','.join(str(c) for c in self.children)})"
 
 
-def parse(tokens: Sequence[Token], text: str = "") -> Node:
+def parse(tokens: Sequence[Token], text: str = "") -> ExprNode:
     """The tree of a token list (from :func:`tokenize`); ``text`` is only used in error messages.
 
     Grammar: ``expr := @i | number | name "(" expr ("," expr)* ")"``.
@@ -205,16 +205,16 @@ def parse(tokens: Sequence[Token], text: str = "") -> Node:
             return "the end of the expression"
         return repr(f"@{token.value}" if token.kind == "input" else str(token.value))
 
-    def expr(level: int = 0) -> Node:
+    def expr(level: int = 0) -> ExprNode:
         nonlocal position
         token = tokens[position]
         position += 1
         if level > MAX_NESTING:
             raise fail(f"expression nested deeper than {MAX_NESTING} levels", token)
         if token.kind == "input":
-            return Node("input", value=token.value, pos=token.pos)
+            return ExprNode("input", value=token.value, pos=token.pos)
         if token.kind == "number":
-            return Node("const", value=token.value, pos=token.pos)
+            return ExprNode("const", value=token.value, pos=token.pos)
         if token.kind != "name":
             raise fail(f"expected an operand (@i, a number or an op), got {describe(token)}", token)
         name = _ALIASES.get(token.value, token.value)
@@ -234,7 +234,7 @@ def parse(tokens: Sequence[Token], text: str = "") -> Node:
         position += 1
         if len(children) != FUSED_OPS[name].arity:
             raise fail(f"{token.value} takes {FUSED_OPS[name].arity} arguments, got {len(children)}", token)
-        return Node(name, tuple(children), pos=token.pos)
+        return ExprNode(name, tuple(children), pos=token.pos)
 
     tree = expr()
     if tokens[position].kind != "end":
@@ -260,7 +260,7 @@ class Instr(NamedTuple):
         return self.op
 
 
-def to_postfix(tree: Node) -> list[Instr]:
+def to_postfix(tree: ExprNode) -> list[Instr]:
     """The postfix program of a tree: operands before the op that uses them.
 
     >>> to_postfix(parse(tokenize("div(sub(@0,1.5),sqrt(@1))")))
@@ -268,7 +268,7 @@ def to_postfix(tree: Node) -> list[Instr]:
     """
     program: list[Instr] = []
 
-    def visit(node: Node) -> None:
+    def visit(node: ExprNode) -> None:
         if node.op == "input":
             program.append(Instr("load", node.value))
         elif node.op == "const":

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import t_tensor as tt
 from t_tensor._capi import ffi, lib
-from t_tensor.graph import FUSED_OPS, FusedExprError, FusedKernel, Instr, Node, parse, to_postfix, tokenize
+from t_tensor.graph import FUSED_OPS, FusedExprError, FusedKernel, Instr, ExprNode, parse, to_postfix, tokenize
 
 DTYPES = {"float32": (tt.float32, torch.float32), "float64": (tt.float64, torch.float64)}
 
@@ -58,7 +58,7 @@ def test_parse_builds_the_tree():
     assert tree.op == "add" and len(tree.children) == 2
     mul, in2 = tree.children
     assert (mul.op, [c.value for c in mul.children], mul.pos) == ("mul", [0, 1], 4)
-    assert in2 == Node("input", value=2, pos=15)
+    assert in2 == ExprNode("input", value=2, pos=15)
     assert str(tree) == "add(mul(@0,@1),@2)"
 
 
@@ -120,22 +120,22 @@ def test_kernel_fields():
 
 
 @st.composite
-def trees(draw, n_inputs: int, depth: int = 4) -> Node:
+def trees(draw, n_inputs: int, depth: int = 4) -> ExprNode:
     """A random expression over @0..@{n_inputs-1}: never a subtree of constants only (the eager
     chain needs a tensor in every op)."""
     if depth == 0 or draw(st.integers(0, 3)) == 0:
-        return Node("input", value=draw(st.integers(0, n_inputs - 1)))
+        return ExprNode("input", value=draw(st.integers(0, n_inputs - 1)))
     name = draw(st.sampled_from(sorted(FUSED_OPS)))
     if FUSED_OPS[name].arity == 1:
-        return Node(name, (draw(trees(n_inputs, depth - 1)),))
+        return ExprNode(name, (draw(trees(n_inputs, depth - 1)),))
     first = draw(trees(n_inputs, depth - 1))
     if draw(st.booleans()):
-        return Node(name, (first, draw(trees(n_inputs, depth - 1))))
-    const = Node("const", value=draw(st.sampled_from([0.5, -1.5, 2.0, 3.0, 1e-3])))
-    return Node(name, (first, const) if draw(st.booleans()) else (const, first))
+        return ExprNode(name, (first, draw(trees(n_inputs, depth - 1))))
+    const = ExprNode("const", value=draw(st.sampled_from([0.5, -1.5, 2.0, 3.0, 1e-3])))
+    return ExprNode(name, (first, const) if draw(st.booleans()) else (const, first))
 
 
-def eager(node: Node, inputs, dtype):
+def eager(node: ExprNode, inputs, dtype):
     """The same expression as a chain of eager t_tensor ops."""
     if node.op == "input":
         return inputs[node.value]
