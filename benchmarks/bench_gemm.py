@@ -8,7 +8,8 @@ tt.get_num_threads() threads (all cores unless TT is told otherwise). Every row 
 t_tensor's result agrees with torch's, so that a fast wrong kernel cannot look good.
 
 Run by hand: ``python benchmarks/bench_gemm.py [--quick] [--generic] [--threads N]``.
-``--generic`` forces the generic (non-AVX2) micro-kernel. The machine is shared: numbers are
+``--generic`` forces the generic (plain C) micro-kernel, ``--kernel avx2`` (or ``avx512``, ``generic``)
+names one. The machine is shared: numbers are
 medians of repeats and still noisy.
 """
 
@@ -66,10 +67,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="skip 2048^3, fewer repeats")
     parser.add_argument("--generic", action="store_true", help="force the generic micro-kernel")
+    parser.add_argument("--kernel", choices=["generic", "avx2", "avx512"], help="force this micro-kernel")
     parser.add_argument("--threads", type=int, default=None, help="t_tensor's thread count")
     args = parser.parse_args()
     if args.generic:
         lib.tt_gemm_force_generic(1)
+    if args.kernel and lib.tt_gemm_set_kernel(args.kernel.encode()) != 0:
+        raise SystemExit(f"this CPU cannot run the {args.kernel} micro-kernel")
     if args.threads:
         tt.set_num_threads(args.threads)
     repeat = 3 if args.quick else 7

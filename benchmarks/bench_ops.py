@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,6 +37,7 @@ except ImportError:  # the benchmark still compares against NumPy
     torch = None
 
 Fn = Callable[[], object] | None
+SETTLE_SECONDS = 0.2  # pause before each timing (see run_rows)
 
 
 def as_numpy(result: object) -> np.ndarray:
@@ -68,11 +70,14 @@ def run_rows(title: str, unit: str, rows: dict, number: int, repeat: int, higher
     print("|---|---|---|---|---|---|---|")
     for name, ((f_tt, f_np, f_torch), scale) in rows.items():
         agree(name, f_tt, f_np or f_torch)
-        seconds = {
-            "tt": median_seconds(f_tt, number, repeat),
-            "np": median_seconds(f_np, number, repeat) if f_np else None,
-            "torch": median_seconds(f_torch, number, repeat) if f_torch else None,
-        }
+        # A pause before each library's timing: NumPy's OpenBLAS threads keep spinning for up to
+        # about 0.1 s after a call (the agreement check makes one), and on a 2-core machine they
+        # took a core from whatever was timed next (t_tensor's 1024^3 matmul measured 175 instead
+        # of 250 GFLOP/s right after a NumPy product, the same 0.1 s later).
+        seconds = {}
+        for lib, fn in (("np", f_np), ("torch", f_torch), ("tt", f_tt)):
+            time.sleep(SETTLE_SECONDS)
+            seconds[lib] = median_seconds(fn, number, repeat) if fn else None
         results = {
             lib: (None if s is None else (scale / s / 1e9 if higher_is_better else s * scale))
             for lib, s in seconds.items()

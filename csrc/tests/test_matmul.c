@@ -147,6 +147,7 @@ static void test_layouts(int dtype) {
         /* batch, m, n, k */
         {1, 66, 258, 257}, {2, 5, 7, 3}, {1, 65, 2, 300}, {3, 1, 1, 33}, {1, 9, 300, 1}, {2, 4, 3, 0},
         {1, 151, 37, 300}, /* float GEMM: past MC (144) and KC (256), rows split across workers */
+        {1, 250, 45, 520}, /* past MC (240) of the AVX-512 tile, k in three KC slices */
         {16, 17, 19, 33},  /* float GEMM: enough small products to split the batch across workers */
     };
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
@@ -211,10 +212,13 @@ int main(void) {
     for (size_t d = 0; d < sizeof DTYPES / sizeof DTYPES[0]; d++) {
         test_layouts(DTYPES[d]);
     }
-    /* the float GEMM again on the generic micro-kernel, and on 1 and 2 threads */
+    /* the float GEMM again on every micro-kernel this CPU runs, and on 1 and 2 threads */
     const int floats[2] = {TT_FLOAT32, TT_FLOAT64};
-    for (int generic = 0; generic < 2; generic++) {
-        tt_gemm_force_generic(generic);
+    const char *kernels[3] = {"generic", "avx2", "avx512"};
+    for (int kernel = 0; kernel < 3; kernel++) {
+        if (tt_gemm_set_kernel(kernels[kernel]) != TT_OK) {
+            continue; /* the CPU lacks it */
+        }
         for (int threads = 1; threads <= 2; threads++) {
             CHECK_STATUS(tt_set_num_threads(threads), TT_OK, "tt_set_num_threads");
             for (int d = 0; d < 2; d++) {
@@ -223,6 +227,10 @@ int main(void) {
             test_gemm_entry();
         }
     }
+    CHECK_STATUS(tt_gemm_set_kernel("sse9"), TT_ERR_INVALID_ARG, "tt_gemm_set_kernel unknown name");
+    CHECK_STATUS(tt_gemm_set_kernel(NULL), TT_OK, "tt_gemm_set_kernel(NULL)");
+    tt_gemm_force_generic(1);
+    CHECK(strcmp(tt_gemm_kernel_name(), "generic") == 0, "tt_gemm_force_generic(1)");
     tt_gemm_force_generic(0);
     test_bad_arguments();
     return check_report("test_matmul");

@@ -1,28 +1,58 @@
-"""The graph layer: capture, an IR, optimization passes, memory planning and an executor.
+"""The graph layer: an IR of ONNX-named ops, shape inference, kernels and an executor, static
+memory planning, and fused elementwise kernels (an expression such as ``relu(add(@0,@1))``
+compiled to one pass in C, :mod:`t_tensor.graph.fused_expr`). (Capture by tracing, the
+optimization passes and the arena-backed executor are the parts of the graph issue still to come.)
 
->>> from t_tensor.graph import FusedKernel
->>> FusedKernel("relu(add(@0,@1))").program
-[load @0, load @1, add, relu]
+>>> import t_tensor as tt
+>>> from t_tensor.graph import Graph
+>>> g = Graph()
+>>> _ = g.add_input("x", (2,), tt.float32)
+>>> _ = g.add_node("Neg", ["x"], ["y"])
+>>> g.outputs = ["y"]
+>>> g.run(tt.tensor([1.0, -2.0])).tolist()
+[-1.0, 2.0]
 """
 
-__all__: list[str] = []
+# graph-core: IR, shape inference, kernels, plain executor
+from t_tensor.graph.executor import Profiler, execute
 
-# --- fused elementwise kernels (graph-fuse) ---
-from t_tensor.graph.fused_expr import (  # noqa: E402
+# fused elementwise kernels (t_tensor/graph/fused_expr.py)
+from t_tensor.graph.fused_expr import (
     FUSED_OPS,
+    MAX_NESTING,
     ONNX_TO_FUSED,
+    ExprNode,
     FusedExprError,
     FusedKernel,
     Instr,
-    Node,
     Token,
     parse,
     to_postfix,
     tokenize,
 )
+from t_tensor.graph.ir import Graph, Node, ValueInfo
+from t_tensor.graph.kernels import KERNELS, run_node
 
-__all__ += [
-    "FUSED_OPS", "ONNX_TO_FUSED", "FusedExprError", "FusedKernel", "Instr", "Node", "Token", "parse",
-    "to_postfix", "tokenize",
-]
-# --- end fused elementwise kernels ---
+# memory planning (t_tensor/graph/memory_plan.py)
+from t_tensor.graph.memory_plan import (
+    PLANNERS,
+    MemoryPlan,
+    PlannedTensor,
+    PlannerComparison,
+    compare_planners,
+    liveness,
+    plan_greedy_by_size,
+    plan_offset_allocator,
+)
+from t_tensor.graph.shape_inference import SHAPE_RULES, infer_shapes
+
+__all__ = [
+    # graph-core
+    "Graph", "Node", "ValueInfo", "infer_shapes", "SHAPE_RULES", "KERNELS", "run_node", "execute", "Profiler",
+    # memory planning
+    "PLANNERS", "MemoryPlan", "PlannedTensor", "PlannerComparison", "compare_planners", "liveness",
+    "plan_greedy_by_size", "plan_offset_allocator",
+    # fused elementwise kernels
+    "FUSED_OPS", "MAX_NESTING", "ONNX_TO_FUSED", "ExprNode", "FusedExprError", "FusedKernel", "Instr", "Token",
+    "parse", "to_postfix", "tokenize",
+]  # fmt: skip

@@ -68,8 +68,15 @@ MODULES = [
     "t_tensor.optim.rmsprop",
     "t_tensor.optim.lr_scheduler",
     "t_tensor.serialization",
-    # graph layer: fused elementwise kernels
+    "t_tensor.graph.memory_plan",
+    # graph-core
     "t_tensor.graph",
+    "t_tensor.graph.ir",
+    "t_tensor.graph.shape_inference",
+    "t_tensor.graph.kernels",
+    "t_tensor.graph.executor",
+    "t_tensor.onnx",
+    # graph layer: fused elementwise kernels
     "t_tensor.graph.fused_expr",
 ]
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import t_tensor as tt
 from t_tensor._capi import ffi, lib
-from t_tensor.graph import FUSED_OPS, FusedExprError, FusedKernel, Instr, ExprNode, parse, to_postfix, tokenize
+from t_tensor.graph import FUSED_OPS, ExprNode, FusedExprError, FusedKernel, Instr, parse, to_postfix, tokenize
 
 DTYPES = {"float32": (tt.float32, torch.float32), "float64": (tt.float64, torch.float64)}
 

@@ -515,3 +515,44 @@ def test_conv_and_pool_threads_and_kernels(generic, threads, dtype):
     finally:
         lib.tt_gemm_force_generic(0)
         tt.set_num_threads(before)
+
+
+def _gemm_kernels() -> list[str]:
+    from t_tensor._capi import ffi, lib
+
+    kernels = [name for name in ("generic", "avx2", "avx512") if lib.tt_gemm_set_kernel(name.encode()) == 0]
+    lib.tt_gemm_set_kernel(ffi.NULL)
+    return kernels
+
+
+@pytest.mark.parametrize("kernel", _gemm_kernels())
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", [tt.float32, tt.float64, tt.float16])
+def test_conv_blocking_edges_on_every_micro_kernel(kernel, threads, dtype):
+    """conv2d writes im2col into the micro-kernel's panels itself: check its edges on each kernel
+    (12- and 8-row AVX-512 tiles, 6-row AVX2/generic ones): channel counts that are not a multiple
+    of a tile, k past one 256-row slice (with the bias row in the second), several position blocks
+    per image, a single image whose output channels are split across threads."""
+    from t_tensor._capi import ffi, lib
+
+    before = tt.get_num_threads()
+    assert lib.tt_gemm_set_kernel(kernel.encode()) == 0
+    tt.set_num_threads(threads)
+    try:
+        cases = [
+            ((2, 32, 41, 40), (13, 32, 3, 3), True, dict(padding=1)),  # k = 289: two slices, 2 position blocks
+            ((1, 8, 30, 33), (24, 8, 3, 3), False, dict(stride=2, padding=2)),  # one image, 24 channels
+            ((3, 4, 9, 70), (6, 2, 1, 3), True, dict(groups=2, dilation=(1, 3))),  # 3 channels per group
+        ]
+        for i, (xs, ws, has_bias, kwargs) in enumerate(cases):
+            arrays = [data(40 + i, xs, dtype), data(50 + i, ws, dtype)]
+            if has_bias:
+                arrays.append(data(60 + i, (ws[0],), dtype))
+
+            def conv(lib_, *tensors, kwargs=kwargs):
+                return lib_.nn.functional.conv2d(*tensors, **kwargs)
+
+            run(conv, arrays, dtype, terms=ws[1] * ws[2] * ws[3] + 1)
+    finally:
+        lib.tt_gemm_set_kernel(ffi.NULL)
+        tt.set_num_threads(before)

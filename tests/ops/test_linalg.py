@@ -755,27 +755,60 @@ def test_linalg_cross_errors_as_torch():
 
 
 # ---------------------------------------------------------------------- the float GEMM engine
-# The float32/float64 products run on a packed, cache-blocked GEMM with an AVX2+FMA micro-kernel
-# picked at run time and a generic C one (csrc/src/kernels/matmul.c). Each case below runs on both
-# micro-kernels and on 1 and 2 threads, against NumPy in float64.
+# The float32/float64 products run on a packed, cache-blocked GEMM with micro-kernels picked at run
+# time: AVX-512F, AVX2+FMA, or generic C, each with its own blocking (csrc/src/kernels/matmul.c).
+# Each case below runs on every micro-kernel this CPU can run, on 1 and 2 threads, against NumPy in
+# float64.
 
 from t_tensor._capi import ffi, lib  # noqa: E402
 
 
-@pytest.fixture(params=[("default", 1), ("default", 2), ("generic", 1), ("generic", 2)],
-                ids=lambda p: f"{p[0]}-{p[1]}t")
+def _supported_kernels() -> list[str]:
+    kernels = [name for name in ("generic", "avx2", "avx512") if lib.tt_gemm_set_kernel(name.encode()) == 0]
+    lib.tt_gemm_set_kernel(ffi.NULL)
+    return kernels
+
+
+GEMM_KERNELS = _supported_kernels()
+
+
+@pytest.fixture(params=[(k, t) for k in GEMM_KERNELS for t in (1, 2)], ids=lambda p: f"{p[0]}-{p[1]}t")
 def gemm_config(request):
     kernel, threads = request.param
     before = tt.get_num_threads()
-    lib.tt_gemm_force_generic(int(kernel == "generic"))
+    assert lib.tt_gemm_set_kernel(kernel.encode()) == 0
     tt.set_num_threads(threads)
     try:
-        name = ffi.string(lib.tt_gemm_kernel_name()).decode()
-        assert name == "generic" if kernel == "generic" else name in ("avx2", "generic")
-        yield name
+        assert ffi.string(lib.tt_gemm_kernel_name()).decode() == kernel
+        yield kernel
     finally:
-        lib.tt_gemm_force_generic(0)
+        lib.tt_gemm_set_kernel(ffi.NULL)
         tt.set_num_threads(before)
+
+
+def test_gemm_kernel_selection():
+    """tt_gemm_set_kernel names a kernel, rejects unknown names, and NULL/"" restore the default;
+    tt_gemm_force_generic still forces the generic one."""
+    import os
+
+    default = ffi.string(lib.tt_gemm_kernel_name()).decode()
+    forced_generic = os.environ.get("TT_GENERIC_KERNELS", "") not in ("", "0")
+    assert default == ("generic" if forced_generic else GEMM_KERNELS[-1])  # else the best kernel the CPU has
+    assert lib.tt_gemm_set_kernel(b"sse9") == lib.TT_ERR_INVALID_ARG
+    assert ffi.string(lib.tt_gemm_kernel_name()).decode() == default
+    for kernel in ("avx2", "avx512"):
+        if kernel not in GEMM_KERNELS:
+            assert lib.tt_gemm_set_kernel(kernel.encode()) == lib.TT_ERR_UNSUPPORTED_DTYPE
+    try:
+        lib.tt_gemm_force_generic(1)
+        assert ffi.string(lib.tt_gemm_kernel_name()).decode() == "generic"
+        lib.tt_gemm_force_generic(0)
+        assert ffi.string(lib.tt_gemm_kernel_name()).decode() == default
+        assert lib.tt_gemm_set_kernel(b"generic") == 0
+        assert lib.tt_gemm_set_kernel(b"") == 0
+        assert ffi.string(lib.tt_gemm_kernel_name()).decode() == default
+    finally:
+        lib.tt_gemm_set_kernel(ffi.NULL)
 
 
 def _gemm_reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -815,6 +848,42 @@ def test_gemm_odd_sizes_and_layouts(gemm_config, dtype, mnk):
         ta, a = _operand(rng, m, k, dtype, la)
         tb, b = _operand(rng, k, n, dtype, lb)
         _gemm_check(ta @ tb, a, b, dtype)
+
+
+# Sizes around the block sizes of both vector families (MR 6/12, NR 16/32, MC 144/240, KC 256, NC 4096)
+# and of the packed-B budget (k packed in several blocks when k x NC is large): several MC blocks per
+# unit, k one past a KC multiple, a thin m split into column units, n one past NC; n of 16 or 20 columns,
+# which the AVX-512 family computes transposed (fewer padded tiles).
+GEMM_BLOCK_SIZES = [
+    (481, 33, 257), (250, 70, 520), (13, 1000, 300), (12, 32, 256), (145, 17, 511), (13, 4100, 1100),
+    (100, 16, 40), (300, 20, 33),
+]
+
+
+@pytest.mark.parametrize("mnk", GEMM_BLOCK_SIZES, ids=lambda s: "x".join(map(str, s)))
+def test_gemm_block_edges(gemm_config, mnk):
+    m, n, k = mnk
+    rng = np.random.default_rng(m + 3 * n + 7 * k)
+    for la, lb in [("contiguous", "contiguous"), ("transposed", "transposed")]:
+        ta, a = _operand(rng, m, k, np.float32, la)
+        tb, b = _operand(rng, k, n, np.float32, lb)
+        _gemm_check(ta @ tb, a, b, np.float32)
+    ta, a = _operand(rng, m, k, np.float64, "sliced")
+    tb, b = _operand(rng, k, n, np.float64, "contiguous")
+    _gemm_check(ta @ tb, a, b, np.float64)
+
+
+def test_gemm_accumulates_into_c(gemm_config):
+    """tt_gemm with accumulate=1 (the convolution's bias path) adds to C, over several k blocks."""
+    rng = np.random.default_rng(5)
+    for m, n, k in [(37, 45, 600), (13, 4100, 1100)]:
+        a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+        b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+        c = rng.uniform(-1, 1, (m, n)).astype(np.float32)
+        want = c.astype(np.float64) + _gemm_reference(a, b)
+        pa, pb, pc = (ffi.cast("uintptr_t", x.ctypes.data) for x in (a, b, c))
+        assert lib.tt_gemm(lib.TT_FLOAT32, m, n, k, pa, k, 1, pb, n, 1, pc, n, 1, 1) == 0
+        np.testing.assert_allclose(c.astype(np.float64), want, rtol=1e-5, atol=1e-6 * 4 * (k + 1))
 
 
 def test_gemm_1000(gemm_config):
@@ -869,4 +938,4 @@ def test_generic_kernels_environment_variable():
     assert out.stdout.strip() == "generic"
     env["TT_GENERIC_KERNELS"] = "0"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() in ("avx2", "generic")
+    assert out.stdout.strip() == GEMM_KERNELS[-1]

@@ -145,8 +145,21 @@ def torch_seq(fn_name: str, x, dim, keepdim: bool, **kw):
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(case=cases())
 def test_sum_matches_torch(name, dtype, case):
-    run(case, dtype, lambda x: getattr(tt if isinstance(x, tt.Tensor) else torch, name)(
-        x, dim=case["dim"], keepdim=case["keepdim"]))
+    """For float16 the reference is torch in float32 rounded to float16: torch's own float16
+    nansum rounds its partial sums (shape (1, 4, 4) expanded, [0.777, 0.6284, 1, -2.426] x 4: the
+    exact sum -0.08203 is t_tensor's, torch float16 gives -0.07813)."""
+    def ref(x):
+        wide = x.float() if x.dtype == torch.float16 else x
+        result = getattr(torch, name)(wide, dim=case["dim"], keepdim=case["keepdim"])
+        return result.half() if x.dtype == torch.float16 else result
+
+    run(case, dtype, lambda x: getattr(tt, name)(x, dim=case["dim"], keepdim=case["keepdim"]), ref)
+
+
+def test_float16_nansum_is_exact_where_torch_rounds() -> None:
+    values16 = np.array([0.777, 0.6284, 1.0, -2.426], dtype=np.float16)
+    x = tt.tensor(np.tile(values16, 4))
+    assert tt.nansum(x).item() == float(np.sum(values16.astype(np.float64)) * 4)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=_ids(FLOAT_DTYPES))
@@ -593,3 +606,45 @@ def test_more_than_64_dims_is_a_clear_error(call):
     x = tt.ones(1).reshape(*([1] * 65))
     with pytest.raises(RuntimeError, match="more than 64 dimensions"):
         call(x)
+
+
+# ---------------------------------------------------------------------- float32 column sums
+# A float32 sum or mean over leading axes of contiguous outputs takes a blocked column loop
+# (8 rows at a time, SIMD across columns, wider units; reduce.c colsum_f32). It must add the same
+# values in the same order as the plain loop: row by row, in double, so the result is the float64
+# sequential sum of the rows rounded once.
+
+COLSUM_SHAPES = [(1, 1), (7, 3), (8, 17), (9, 64), (37, 100), (1000, 33), (3, 5, 40), (16, 2, 9, 70), (300, 2049)]
+
+
+def _rowwise_sum(rows: np.ndarray) -> np.ndarray:
+    acc = np.zeros(rows.shape[1], np.float64)
+    for row in rows:
+        acc += row
+    return acc
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape", COLSUM_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_float32_column_sums_add_rows_in_order(shape, threads):
+    before = tt.get_num_threads()
+    tt.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(sum(shape))
+        x = rng.standard_normal(shape).astype(np.float32) * np.float32(1e3)
+        lead = tuple(range(len(shape) - 1))
+        want = _rowwise_sum(x.reshape(-1, shape[-1]))
+        got = tt.from_numpy(x).sum(dim=lead)
+        assert got.dtype is tt.float32 and (got.numpy() == want.astype(np.float32)).all()
+        mean = tt.from_numpy(x).mean(dim=lead)
+        assert (mean.numpy() == (want / (x.size // shape[-1])).astype(np.float32)).all()
+        # rows further apart than their length (a slice of wider rows) and a middle axis kept
+        wide = rng.standard_normal(shape[:-1] + (shape[-1] + 5,)).astype(np.float32)
+        got = tt.from_numpy(wide)[..., 2 : shape[-1] + 2].sum(dim=lead)
+        want = _rowwise_sum(wide[..., 2 : shape[-1] + 2].reshape(-1, shape[-1]))
+        assert (got.numpy() == want.astype(np.float32)).all()
+        if len(shape) >= 3:
+            got = tt.from_numpy(x).sum(dim=0).numpy()
+            assert (got == _rowwise_sum(x.reshape(shape[0], -1)).astype(np.float32).reshape(shape[1:])).all()
+    finally:
+        tt.set_num_threads(before)

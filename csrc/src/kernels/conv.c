@@ -21,11 +21,14 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "cpu_features.h"
+#include "gemm_kernels.h"
 
 #include "half.h"
 #include "tt/tt.h"
 #include "tt/kernels/conv.h"
-#include "tt/kernels/matmul.h"
 #include "tt/kernels/parallel.h"
 
 #define LD_plain(p) (*(p))
@@ -41,6 +44,8 @@
 
 /* Elements of `col` per block, a budget: the block narrows for large K. */
 #define COL_BUDGET ((int64_t)1 << 18)
+/* Rows of `col` (the k dimension) per slice: a micro-panel of NR columns stays in L1. */
+#define CONV_KC 256
 /* Below this many multiply-adds a convolution runs its (image, group, block) units on one
    worker (its GEMMs may still use threads). */
 #define CONV_PARALLEL_MIN ((double)(1 << 18))
@@ -72,96 +77,164 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
            && !__builtin_add_overflow(total, size, &total) && total < INT64_MAX;
 }
 
-#define DEFINE_CONV(name, T, CT, LD, ST, CODE)                                                   \
-    /* col[r][j] for output positions p0 .. p0 + pn - 1 of one image and group; x points at the   \
-       group's first channel of the image. Row r = (ci * kh + ky) * kw + kx. */                   \
-    static void im2col_##name(const conv_geom *g, const T *x, int64_t p0, int64_t pn, CT *col) {  \
-        CT *row = col;                                                                            \
-        for (int64_t ci = 0; ci < g->cin_g; ci++) {                                               \
-            const T *xc = x + ci * g->xs[1];                                                      \
-            for (int64_t ky = 0; ky < g->kh; ky++) {                                              \
-                for (int64_t kx = 0; kx < g->kw; kx++, row += pn) {                               \
-                    int64_t oy = p0 / g->ow, ox = p0 % g->ow, j = 0;                              \
-                    while (j < pn) {                                                              \
-                        const int64_t span = g->ow - ox < pn - j ? g->ow - ox : pn - j;           \
-                        const int64_t iy = oy * g->sh - g->ph + ky * g->dh;                       \
-                        if (iy < 0 || iy >= g->h) {                                               \
-                            for (int64_t t = 0; t < span; t++) {                                  \
-                                row[j + t] = 0;                                                   \
-                            }                                                                     \
-                        } else {                                                                  \
-                            const int64_t ix0 = ox * g->sw - g->pw + kx * g->dw, step = g->sw * g->xs[3]; \
-                            /* the positions t whose column ix0 + t * sw lies inside the row */   \
-                            int64_t lo = ix0 < 0 ? (-ix0 + g->sw - 1) / g->sw : 0;                \
-                            int64_t hi = ix0 < g->w ? (g->w - ix0 + g->sw - 1) / g->sw : 0;       \
-                            lo = lo < span ? lo : span;                                           \
-                            hi = hi < span ? hi : span;                                           \
-                            hi = hi > lo ? hi : lo;                                               \
-                            CT *dst = row + j;                                                    \
-                            for (int64_t t = 0; t < lo; t++) dst[t] = 0;                          \
-                            const T *src = xc + iy * g->xs[2] + (ix0 + lo * g->sw) * g->xs[3];    \
-                            if (step == 1) {                                                      \
-                                for (int64_t t = lo; t < hi; t++) dst[t] = (CT)LD(src + (t - lo)); \
-                            } else {                                                              \
-                                for (int64_t t = lo; t < hi; t++) dst[t] = (CT)LD(src + (t - lo) * step); \
-                            }                                                                     \
-                            for (int64_t t = hi; t < span; t++) dst[t] = 0;                       \
-                        }                                                                         \
-                        j += span;                                                                \
-                        ox = 0;                                                                   \
-                        oy++;                                                                     \
-                    }                                                                             \
-                }                                                                                 \
-            }                                                                                     \
-        }                                                                                         \
-    }                                                                                             \
-                                                                                                  \
-    /* Shared state of one convolution: work units are (image, group, block of output positions). */ \
+#define DEFINE_CONV_JOB(name, T, CT, LD, ST, CODE)                                                \
+    /* Shared state of one convolution: work units are (image, group, block of output positions, \
+       range of micro-rows of the group's output channels). */                                    \
     typedef struct conv_job_##name {                                                              \
         const conv_geom *g;                                                                       \
         const T *x, *bias;                                                                        \
         T *out;                                                                                   \
-        const CT *wpack;                                                                          \
-        CT *scratch;          /* per worker: col (K x pb), then cbuf (M x pb) when T != CT */     \
-        int64_t K, P, pb, blocks, units, workers, per_worker;                                     \
-    } conv_job_##name;                                                                            \
+        const CT *wpack;      /* per group: the weights in MR-tall micro-panels, per KC slice */  \
+        CT *scratch;          /* per slot: col panels, then cbuf (M x pb) when T != CT */   \
+        tt_ukr_##CT ukr;                                                                          \
+        int64_t K, P, pb, blocks, mrows, msplit, units, slots_n, per_slot;                        \
+        atomic_uint_fast64_t slots;                                                               \
+        void (*units_fn)(const struct conv_job_##name *, int64_t, int64_t, CT *);                 \
+    } conv_job_##name;
+
+/* The per-unit work (im2col into panels, micro-kernel calls), compiled once per instruction set
+   (SUF, ATTR): the copies of im2col are most of the work left beside the micro-kernel. */
+#define DEFINE_CONV_CORE(name, T, CT, LD, ST, SUF, ATTR)                                          \
+    /* Positions [a, a + len) of one im2col row into the micro-panels: position t goes to        \
+       dst[(t / NR) * pstride + t % NR]; the values are src[0], src[step], ... (zeros when src is  \
+       NULL). */                                                                                  \
+    ATTR static void put_run_##name##_##SUF(CT *dst, int64_t NR, int64_t pstride, int64_t a, int64_t len,      \
+                               const T *src, int64_t step) {                                      \
+        const int shift = __builtin_ctzll((unsigned long long)NR); /* NR is a power of two */      \
+        while (len > 0) {                                                                         \
+            const int64_t off = a & (NR - 1), n = NR - off < len ? NR - off : len;                \
+            CT *d = dst + (a >> shift) * pstride + off;                                           \
+            if (src == NULL) {                                                                    \
+                for (int64_t t = 0; t < n; t++) d[t] = 0;                                         \
+            } else if (step == 1) {                                                               \
+                for (int64_t t = 0; t < n; t++) d[t] = (CT)LD(src + t);                           \
+                src += n;                                                                         \
+            } else {                                                                              \
+                for (int64_t t = 0; t < n; t++) d[t] = (CT)LD(src + t * step);                    \
+                src += n * step;                                                                  \
+            }                                                                                     \
+            a += n;                                                                               \
+            len -= n;                                                                             \
+        }                                                                                         \
+    }                                                                                             \
                                                                                                   \
-    static void conv_units_##name(const conv_job_##name *j, int64_t u0, int64_t u1, CT *col,      \
-                                  CT *cbuf) {                                                     \
+    /* Row r = (ci * kh + ky) * kw + kx of the im2col matrix for output positions p0 .. p0 + pn - 1 \
+       of one image and group (the input values that tap of the window sees; zero in the         \
+       padding), written into micro-panels as put_run does; x points at the group's first channel \
+       of the image. */                                                                           \
+    ATTR static void im2col_row_##name##_##SUF(const conv_geom *g, const T *x, int64_t r, int64_t p0, int64_t pn, \
+                                  CT *dst, int64_t NR, int64_t pstride) {                         \
+        const int64_t kx = r % g->kw, ky = r / g->kw % g->kh, ci = r / g->kw / g->kh;            \
+        const T *xc = x + ci * g->xs[1];                                                          \
+        int64_t oy = p0 / g->ow, ox = p0 % g->ow, j = 0;                                          \
+        while (j < pn) {                                                                          \
+            const int64_t span = g->ow - ox < pn - j ? g->ow - ox : pn - j;                       \
+            const int64_t iy = oy * g->sh - g->ph + ky * g->dh;                                   \
+            if (iy < 0 || iy >= g->h) {                                                           \
+                put_run_##name##_##SUF(dst, NR, pstride, j, span, NULL, 0);                               \
+            } else {                                                                              \
+                const int64_t ix0 = ox * g->sw - g->pw + kx * g->dw, step = g->sw * g->xs[3];     \
+                /* the positions t whose column ix0 + t * sw lies inside the row */               \
+                int64_t lo = ix0 < 0 ? (-ix0 + g->sw - 1) / g->sw : 0;                            \
+                int64_t hi = ix0 < g->w ? (g->w - ix0 + g->sw - 1) / g->sw : 0;                   \
+                lo = lo < span ? lo : span;                                                       \
+                hi = hi < span ? hi : span;                                                       \
+                hi = hi > lo ? hi : lo;                                                           \
+                put_run_##name##_##SUF(dst, NR, pstride, j, lo, NULL, 0);                                 \
+                put_run_##name##_##SUF(dst, NR, pstride, j + lo, hi - lo,                                 \
+                               xc + iy * g->xs[2] + (ix0 + lo * g->sw) * g->xs[3], step);         \
+                put_run_##name##_##SUF(dst, NR, pstride, j + hi, span - hi, NULL, 0);                     \
+            }                                                                                     \
+            j += span;                                                                            \
+            ox = 0;                                                                               \
+            oy++;                                                                                 \
+        }                                                                                         \
+    }                                                                                             \
+                                                                                                  \
+    ATTR static void conv_units_##name##_##SUF(const conv_job_##name *j, int64_t u0, int64_t u1, CT *scratch) { \
         const conv_geom *g = j->g;                                                                \
         const int64_t M = g->m, P = j->P, K = j->K; /* K includes the bias row */                \
+        const int64_t MR = j->ukr.mr, NR = j->ukr.nr, Mp = j->mrows * MR;                         \
         const int direct = sizeof(T) == sizeof(CT); /* the product lands in `out` itself */       \
+        const int64_t kcmax = K < CONV_KC ? K : CONV_KC;                                          \
+        const int64_t pp = (j->pb + NR - 1) / NR * NR; /* positions padded to whole panels */     \
+        CT *col = scratch, *cbuf = col + kcmax * pp;                                              \
         for (int64_t u = u0; u < u1; u++) {                                                       \
-            const int64_t blk = u % j->blocks, grp = (u / j->blocks) % g->groups;                 \
-            const int64_t b = u / j->blocks / g->groups;                                          \
+            const int64_t ms = u % j->msplit, blk = u / j->msplit % j->blocks;                    \
+            const int64_t grp = u / j->msplit / j->blocks % g->groups;                            \
+            const int64_t b = u / j->msplit / j->blocks / g->groups;                              \
             const int64_t p0 = blk * j->pb, pn = P - p0 < j->pb ? P - p0 : j->pb;                 \
+            const int64_t panels = (pn + NR - 1) / NR;                                            \
+            const int64_t i0 = j->mrows * ms / j->msplit * MR, i1 = j->mrows * (ms + 1) / j->msplit * MR; \
             const T *xg = j->x + b * g->xs[0] + grp * g->cin_g * g->xs[1];                        \
             T *o = j->out + (b * g->c_out + grp * M) * P + p0;                                    \
             CT *c = direct ? (CT *)(void *)o : cbuf;                                              \
             const int64_t rsc = direct ? P : pn;                                                  \
-            im2col_##name(g, xg, p0, pn, col);                                                    \
-            if (j->bias) { /* the bias is one more term of every sum: weight column K x a row of ones */ \
-                for (int64_t t = 0; t < pn; t++) col[(K - 1) * pn + t] = 1;                       \
+            if (K == 0) { /* no input channel and no bias: zeros */                               \
+                for (int64_t i = i0; i < i1 && i < M; i++)                                        \
+                    for (int64_t t = 0; t < pn; t++) c[i * rsc + t] = 0;                          \
             }                                                                                     \
-            tt_gemm(GEMM_DTYPE(CT), M, pn, K, (uintptr_t)(j->wpack + grp * M * K), K, 1,          \
-                    (uintptr_t)col, pn, 1, (uintptr_t)c, rsc, 1, 0); /* K == 0 writes zeros */    \
+            for (int64_t pc = 0; pc < K; pc += CONV_KC) {                                         \
+                const int64_t kc = K - pc < CONV_KC ? K - pc : CONV_KC;                           \
+                /* im2col rows [pc, pc + kc) straight into NR-wide micro-panels (row rr of panel  \
+                   q at col + q * kc * NR + rr * NR), zero past pn */                             \
+                for (int64_t rr = 0; rr < kc; rr++) {                                             \
+                    const int64_t r = pc + rr;                                                    \
+                    CT *dst = col + rr * NR;                                                      \
+                    if (j->bias && r == K - 1) { /* the bias: weight column K - 1 x ones */       \
+                        for (int64_t q = 0; q < panels; q++)                                      \
+                            for (int64_t t = 0; t < NR; t++) dst[q * kc * NR + t] = 1;            \
+                    } else {                                                                      \
+                        im2col_row_##name##_##SUF(g, xg, r, p0, pn, dst, NR, kc * NR);                    \
+                    }                                                                             \
+                    put_run_##name##_##SUF(dst, NR, kc * NR, pn, panels * NR - pn, NULL, 0);              \
+                }                                                                                 \
+                const CT *wk = j->wpack + grp * Mp * K + pc * Mp;                                 \
+                for (int64_t q = 0; q < panels; q++) {                                            \
+                    const int nr = (int)(pn - q * NR < NR ? pn - q * NR : NR);                    \
+                    for (int64_t i = i0; i < i1 && i < M; i += MR) {                              \
+                        const int mr = (int)(M - i < MR ? M - i : MR);                            \
+                        j->ukr.fn(kc, wk + i * kc, col + q * kc * NR, c + i * rsc + q * NR, rsc, 1, mr, nr, \
+                                  pc > 0);                                                        \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
             if (!direct) {                                                                        \
-                for (int64_t i = 0; i < M; i++) {                                                 \
+                for (int64_t i = i0; i < i1 && i < M; i++) {                                      \
                     for (int64_t t = 0; t < pn; t++) {                                            \
                         o[i * P + t] = ST(CT, cbuf[i * pn + t]);                                  \
                     }                                                                             \
                 }                                                                                 \
             }                                                                                     \
         }                                                                                         \
-    }                                                                                             \
-                                                                                                  \
+    }
+
+CONV_DTYPES(DEFINE_CONV_JOB)
+#define CONV_CORE_GENERIC(name, T, CT, LD, ST, CODE) DEFINE_CONV_CORE(name, T, CT, LD, ST, generic, )
+CONV_DTYPES(CONV_CORE_GENERIC)
+#if TT_HAVE_X86
+#define CONV_CORE_AVX2(name, T, CT, LD, ST, CODE) \
+    DEFINE_CONV_CORE(name, T, CT, LD, ST, avx2, __attribute__((target("avx2"))))
+#define CONV_CORE_AVX512(name, T, CT, LD, ST, CODE) \
+    DEFINE_CONV_CORE(name, T, CT, LD, ST, avx512, __attribute__((target("avx512f"))))
+CONV_DTYPES(CONV_CORE_AVX2)
+CONV_DTYPES(CONV_CORE_AVX512)
+#endif
+
+#if TT_HAVE_X86
+#define CONV_PICK_UNITS(name)                                                                      \
+    (tt_cpu_use_avx512f() ? conv_units_##name##_avx512                                             \
+                          : tt_cpu_use_avx2() ? conv_units_##name##_avx2 : conv_units_##name##_generic)
+#else
+#define CONV_PICK_UNITS(name) conv_units_##name##_generic
+#endif
+
+#define DEFINE_CONV(name, T, CT, LD, ST, CODE)                                                   \
     static void conv_task_##name(int64_t begin, int64_t end, void *ctx) {                         \
-        const conv_job_##name *j = ctx;                                                           \
-        for (int64_t w = begin; w < end; w++) {                                                   \
-            CT *col = j->scratch + w * j->per_worker;                                             \
-            conv_units_##name(j, j->units * w / j->workers, j->units * (w + 1) / j->workers, col, \
-                              col + j->K * j->pb);                                                \
-        }                                                                                         \
+        conv_job_##name *j = ctx;                                                                 \
+        const int slot = tt_slot_take(&j->slots, j->slots_n);                                     \
+        j->units_fn(j, begin, end, j->scratch + slot * j->per_slot);                              \
+        tt_slot_give(&j->slots, slot);                                                            \
     }                                                                                             \
                                                                                                   \
     static tt_status conv_##name(const conv_geom *g, const T *x, const T *w, const T *bias, T *out) { \
@@ -169,13 +242,17 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
         if (g->n == 0 || g->c_out == 0 || P == 0) {                                               \
             return TT_OK;                                                                         \
         }                                                                                         \
+        const tt_ukr_##CT ukr = tt_gemm_ukr_##CT(M);                                                  \
+        const int64_t kcmax = K < CONV_KC ? K : CONV_KC;                                          \
         int64_t pb = P;                                                                           \
-        if (K > 0 && K * pb > COL_BUDGET) {                                                       \
-            pb = COL_BUDGET / K < 64 ? 64 : COL_BUDGET / K;                                       \
+        if (kcmax > 0 && kcmax * pb > COL_BUDGET) {                                               \
+            pb = COL_BUDGET / kcmax < 64 ? 64 : COL_BUDGET / kcmax;                               \
             pb = pb < P ? pb : P;                                                                 \
         }                                                                                         \
+        const int64_t pp = (pb + ukr.nr - 1) / ukr.nr * ukr.nr, mrows = (M + ukr.mr - 1) / ukr.mr; \
         int64_t w_elems, col_elems, c_elems, units;                                               \
-        if (!mul_ok(g->c_out, K, &w_elems) || !mul_ok(K, pb, &col_elems) || !mul_ok(M, pb, &c_elems) \
+        if (!mul_ok(g->groups, mrows * ukr.mr, &w_elems) || !mul_ok(w_elems, K, &w_elems)          \
+            || !mul_ok(kcmax, pp, &col_elems) || !mul_ok(M, pb, &c_elems)                     \
             || w_elems > (int64_t)(SIZE_MAX / 2 / sizeof(CT)) || col_elems > (int64_t)(SIZE_MAX / 2 / sizeof(CT)) \
             || c_elems > (int64_t)(SIZE_MAX / 2 / sizeof(CT)) || !mul_ok(g->n, g->groups, &units)) {   \
             return TT_ERR_OVERFLOW;                                                               \
@@ -184,40 +261,59 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
         if (!mul_ok(units, blocks, &units)) {                                                     \
             return TT_ERR_OVERFLOW;                                                               \
         }                                                                                         \
-        /* One worker per thread when there are enough units and work (each then runs its GEMMs   \
-           on its own thread); else one worker whose GEMMs use the threads. */                    \
-        int64_t workers = tt_get_num_threads();                                                   \
-        if (workers > units || (double)units * (double)M * (double)pb * (double)(K + 1) < CONV_PARALLEL_MIN) { \
-            workers = 1;                                                                          \
+        /* Threads take units as they come. With few units (one image) the output channels are   \
+           split too, so that every thread has work. */                                           \
+        int64_t threads = tt_get_num_threads();                                                   \
+        threads = threads > 64 ? 64 : threads;                                                    \
+        const double work = (double)units * (double)M * (double)pb * (double)(K + 1);             \
+        const int parallel = threads > 1 && work >= CONV_PARALLEL_MIN;                            \
+        int64_t msplit = 1;                                                                       \
+        if (parallel && units < 4 * threads) {                                                    \
+            msplit = (4 * threads + units - 1) / units;                                           \
+            msplit = msplit < mrows ? msplit : mrows;                                             \
         }                                                                                         \
-        const int64_t per_worker = (col_elems + c_elems + 15) / 16 * 16;                          \
+        const int64_t slots_n = parallel ? threads : 1;                                           \
+        const int64_t per_slot = (col_elems + (sizeof(T) == sizeof(CT) ? 0 : c_elems) + 15) / 16 * 16; \
         CT *wpack = malloc((size_t)(w_elems + 1) * sizeof(CT));                                   \
-        CT *scratch = malloc((size_t)(per_worker * workers + 1) * sizeof(CT));                    \
+        CT *scratch = malloc((size_t)(per_slot * slots_n + 1) * sizeof(CT));                      \
         if (wpack == NULL || scratch == NULL) {                                                   \
             free(wpack);                                                                          \
             free(scratch);                                                                        \
             return TT_ERR_NOMEM;                                                                  \
         }                                                                                         \
-        CT *wp = wpack;                                                                           \
-        for (int64_t co = 0; co < g->c_out; co++) {                                               \
-            for (int64_t ci = 0; ci < g->cin_g; ci++) {                                           \
-                for (int64_t ky = 0; ky < g->kh; ky++) {                                          \
-                    for (int64_t kx = 0; kx < g->kw; kx++) {                                      \
-                        *wp++ = (CT)LD(w + co * g->ws[0] + ci * g->ws[1] + ky * g->ws[2] + kx * g->ws[3]); \
+        /* Weights: per group, per KC slice, MR-tall micro-panels (zero rows past M); the bias    \
+           (when given) is column K - 1. */                                                       \
+        const int64_t MR = ukr.mr, Mp = mrows * MR;                                               \
+        for (int64_t grp = 0; grp < g->groups; grp++) {                                           \
+            for (int64_t pc = 0; pc < K; pc += CONV_KC) {                                         \
+                const int64_t kc = K - pc < CONV_KC ? K - pc : CONV_KC;                           \
+                CT *wp = wpack + grp * Mp * K + pc * Mp;                                          \
+                for (int64_t i = 0; i < Mp; i++) {                                                \
+                    const int64_t co = grp * M + i;                                               \
+                    for (int64_t rr = 0; rr < kc; rr++) {                                         \
+                        const int64_t r = pc + rr, kx = r % g->kw, ky = r / g->kw % g->kh;        \
+                        const int64_t ci = r / g->kw / g->kh;                                     \
+                        CT v = 0;                                                                 \
+                        if (i < M && bias && r == K - 1) {                                        \
+                            v = (CT)LD(bias + co * g->bs);                                        \
+                        } else if (i < M) {                                                       \
+                            v = (CT)LD(w + co * g->ws[0] + ci * g->ws[1] + ky * g->ws[2] + kx * g->ws[3]); \
+                        }                                                                         \
+                        wp[(i / MR) * MR * kc + rr * MR + i % MR] = v;                            \
                     }                                                                             \
                 }                                                                                 \
             }                                                                                     \
-            if (bias) {                                                                           \
-                *wp++ = (CT)LD(bias + co * g->bs);                                                \
-            }                                                                                     \
         }                                                                                         \
         conv_job_##name job = {.g = g, .x = x, .bias = bias, .out = out, .wpack = wpack,          \
-                               .scratch = scratch, .K = K, .P = P, .pb = pb, .blocks = blocks,     \
-                               .units = units, .workers = workers, .per_worker = per_worker};     \
-        if (workers > 1) {                                                                        \
-            tt_parallel_for(workers, 1, conv_task_##name, &job);                                  \
+                               .scratch = scratch, .ukr = ukr, .K = K, .P = P, .pb = pb,           \
+                               .blocks = blocks, .mrows = mrows, .msplit = msplit,                \
+                               .units = units * msplit, .slots_n = slots_n, .per_slot = per_slot}; \
+        atomic_init(&job.slots, 0);                                                               \
+        job.units_fn = CONV_PICK_UNITS(name);                                                     \
+        if (parallel) {                                                                           \
+            tt_parallel_for(job.units, 1, conv_task_##name, &job);                                \
         } else {                                                                                  \
-            conv_task_##name(0, 1, &job);                                                         \
+            conv_task_##name(0, job.units, &job);                                                 \
         }                                                                                         \
         free(wpack);                                                                              \
         free(scratch);                                                                            \

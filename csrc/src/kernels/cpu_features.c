@@ -26,10 +26,12 @@ static int generic_forced(void) {
 DEFINE_CPU_SWITCH(tt_cpu_use_avx2, (__builtin_cpu_init(), __builtin_cpu_supports("avx2")))
 DEFINE_CPU_SWITCH(tt_cpu_use_avx2_fma,
                   (__builtin_cpu_init(), __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")))
+DEFINE_CPU_SWITCH(tt_cpu_use_avx512f, (__builtin_cpu_init(), __builtin_cpu_supports("avx512f")))
 DEFINE_CPU_SWITCH(tt_cpu_use_f16c,
                   (__builtin_cpu_init(), __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx")))
 #else
 int tt_cpu_use_avx2(void) { return 0; }
 int tt_cpu_use_avx2_fma(void) { return 0; }
+int tt_cpu_use_avx512f(void) { return 0; }
 int tt_cpu_use_f16c(void) { return 0; }
 #endif

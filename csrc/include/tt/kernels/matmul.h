@@ -38,11 +38,18 @@ tt_status tt_gemm(int dtype, int64_t m, int64_t n, int64_t k,
                   uintptr_t a, int64_t rsa, int64_t csa, uintptr_t b, int64_t rsb, int64_t csb,
                   uintptr_t c, int64_t rsc, int64_t csc, int accumulate);
 
-/* The micro-kernel the float32/float64 GEMM uses now: "avx2" (AVX2+FMA, chosen at run time when
-   the CPU has both) or "generic" (plain C). Setting TT_GENERIC_KERNELS=1 in the environment
-   (read once, at the first product) selects "generic". Returns a static string. */
+/* The micro-kernel the float32/float64 GEMM uses now: "avx512" (AVX-512F), "avx2" (AVX2+FMA) or
+   "generic" (plain C); by default the best the CPU has, chosen at run time. Setting
+   TT_GENERIC_KERNELS=1 in the environment (read once, at the first product) selects "generic".
+   Returns a static string. */
 const char *tt_gemm_kernel_name(void);
 
 /* on != 0: every later product uses the generic micro-kernel; on == 0: back to the default choice
    (the CPU's and TT_GENERIC_KERNELS's). For tests and benchmarks. Thread-safe. */
 void tt_gemm_force_generic(int on);
+
+/* Every later product uses the micro-kernel `name` ("generic", "avx2" or "avx512"); NULL or ""
+   goes back to the default choice. TT_ERR_UNSUPPORTED_DTYPE when this CPU lacks the kernel's
+   instructions, TT_ERR_INVALID_ARG for an unknown name (nothing changes then). For tests and
+   benchmarks. Thread-safe. Borrows name. */
+tt_status tt_gemm_set_kernel(const char *name);
