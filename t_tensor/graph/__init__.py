@@ -1,6 +1,7 @@
-"""The graph layer: an IR of ONNX-named ops, shape inference, kernels and an executor, and
-static memory planning. (Capture by tracing, the optimization passes and the arena-backed
-executor are the parts of the graph issue still to come.)
+"""The graph layer: an IR of ONNX-named ops, shape inference, kernels and an executor, static
+memory planning, and fused elementwise kernels (an expression such as ``relu(add(@0,@1))``
+compiled to one pass in C, :mod:`t_tensor.graph.fused_expr`). (Capture by tracing, the
+optimization passes and the arena-backed executor are the parts of the graph issue still to come.)
 
 >>> import t_tensor as tt
 >>> from t_tensor.graph import Graph
@@ -14,6 +15,21 @@ executor are the parts of the graph issue still to come.)
 
 # graph-core: IR, shape inference, kernels, plain executor
 from t_tensor.graph.executor import Profiler, execute
+
+# fused elementwise kernels (t_tensor/graph/fused_expr.py)
+from t_tensor.graph.fused_expr import (
+    FUSED_OPS,
+    MAX_NESTING,
+    ONNX_TO_FUSED,
+    ExprNode,
+    FusedExprError,
+    FusedKernel,
+    Instr,
+    Token,
+    parse,
+    to_postfix,
+    tokenize,
+)
 from t_tensor.graph.ir import Graph, Node, ValueInfo
 from t_tensor.graph.kernels import KERNELS, run_node
 
@@ -36,4 +52,7 @@ __all__ = [
     # memory planning
     "PLANNERS", "MemoryPlan", "PlannedTensor", "PlannerComparison", "compare_planners", "liveness",
     "plan_greedy_by_size", "plan_offset_allocator",
+    # fused elementwise kernels
+    "FUSED_OPS", "MAX_NESTING", "ONNX_TO_FUSED", "ExprNode", "FusedExprError", "FusedKernel", "Instr", "Token",
+    "parse", "to_postfix", "tokenize",
 ]  # fmt: skip

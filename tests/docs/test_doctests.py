@@ -78,6 +78,8 @@ MODULES = [
     "t_tensor.graph.trace",
     "t_tensor.jit",
     "t_tensor.onnx",
+    # graph layer: fused elementwise kernels
+    "t_tensor.graph.fused_expr",
 ]
 
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
