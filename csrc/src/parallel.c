@@ -73,12 +73,19 @@
 
 static atomic_int num_threads = 0;   /* 0: not yet set, use the CPU count */
 
+/* The CPU count, read once: sysconf reads /sys (about 4 us), and every parallel_for asks. A
+   race between two first callers only makes both read it; they store the same value. */
+static atomic_int cpu_count = 0;
+
 static int online_cpus(void) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1) {
-        return 1;
+    int cached = atomic_load_explicit(&cpu_count, memory_order_relaxed);
+    if (cached > 0) {
+        return cached;
     }
-    return n > TT_MAX_THREADS ? TT_MAX_THREADS : (int)n;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    int count = n < 1 ? 1 : (n > TT_MAX_THREADS ? TT_MAX_THREADS : (int)n);
+    atomic_store_explicit(&cpu_count, count, memory_order_relaxed);
+    return count;
 }
 
 tt_status tt_set_num_threads(int n) {
@@ -213,8 +220,12 @@ void tt_parallel_for(int64_t n, int64_t grain, tt_parallel_fn fn, void *ctx) {
     if (grain < 1) {
         grain = 1;
     }
+    if (n <= grain || in_region) {  /* small work never asks for the thread count */
+        run_serial(n, fn, ctx);
+        return;
+    }
     const int threads = tt_get_num_threads();
-    if (n <= grain || threads <= 1 || in_region) {
+    if (threads <= 1) {
         run_serial(n, fn, ctx);
         return;
     }
