@@ -44,6 +44,20 @@ from t_tensor.graph.memory_plan import (
     plan_greedy_by_size,
     plan_offset_allocator,
 )
+
+# optimization passes (t_tensor/graph/passes/); importing them registers the FusedConv and
+# FusedElementwise kernels and shape rules
+from t_tensor.graph.passes import (
+    DEFAULT_PASSES,
+    eliminate_common_subexpressions,
+    eliminate_dead_code,
+    fold_batchnorm,
+    fold_constants,
+    fuse_conv,
+    fuse_elementwise,
+    optimize,
+    optimize_transposes,
+)
 from t_tensor.graph.shape_inference import SHAPE_RULES, infer_shapes
 
 __all__ = [
@@ -55,4 +69,7 @@ __all__ = [
     # fused elementwise kernels
     "FUSED_OPS", "MAX_NESTING", "ONNX_TO_FUSED", "ExprNode", "FusedExprError", "FusedKernel", "Instr", "Token",
     "parse", "to_postfix", "tokenize",
+    # optimization passes
+    "DEFAULT_PASSES", "optimize", "eliminate_dead_code", "fold_constants", "eliminate_common_subexpressions",
+    "optimize_transposes", "fold_batchnorm", "fuse_conv", "fuse_elementwise",
 ]  # fmt: skip

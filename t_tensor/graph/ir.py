@@ -292,6 +292,15 @@ class Graph:
         infer_shapes(self, strict)
         return self
 
+    # -- optimization passes (graph-passes) ----------------------------------------------------
+    def optimize(self, passes: Any = None) -> Graph:
+        """The graph after the optimization passes (``t_tensor.graph.passes.optimize``; default
+        ``DEFAULT_PASSES``). Returns a new graph; this one is not modified."""
+        from .passes import DEFAULT_PASSES, optimize
+
+        return optimize(self, DEFAULT_PASSES if passes is None else passes)
+    # -- end of optimization passes (graph-passes) ---------------------------------------------
+
     def run(self, *inputs: Any, profiler: Any = None) -> Any:
         """Run the graph on ``inputs`` (positional, in ``self.inputs`` order); returns the output
         tensor, or a tuple of them when the graph has several outputs."""
