@@ -25,6 +25,7 @@ True
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import Any
 
@@ -33,7 +34,7 @@ from ..fused_expr import ONNX_TO_FUSED, FusedKernel
 from ..ir import Graph, Node
 from ..kernels import KERNELS
 from ..shape_inference import SHAPE_RULES, Ctx, Out, _bcast
-from ._common import finish, use_counts, with_shapes
+from ._common import finish, is_constant, use_counts, with_shapes
 
 __all__ = ["fuse_elementwise", "fused_kernel"]
 
@@ -82,7 +83,19 @@ def _fusible(graph: Graph, node: Node) -> bool:
 _BINARY = {"add", "sub", "mul", "div", "maximum", "minimum", "pow"}
 
 
-def _build(g: Graph, node: Node, dtype: D.DType, uses: dict[str, int], producer: dict[str, Node],
+def _literal(g: Graph, name: str, dtype: D.DType, rank: int) -> str | None:
+    """``name`` as a number in the expression when it is a finite one-element constant of ``dtype``
+    of rank at most ``rank`` (the caller checks the other leaves still give the result's rank)."""
+    if not is_constant(g, name):
+        return None
+    c = g.initializers[name]
+    if c.dtype != dtype or c.numel() != 1 or c.ndim > rank:
+        return None
+    v = float(c.reshape(-1).tolist()[0])
+    return repr(v) if math.isfinite(v) else None
+
+
+def _build(g: Graph, node: Node, dtype: D.DType, rank: int, uses: dict[str, int], producer: dict[str, Node],
            absorbed: set[int], leaves: list[str], members: list[Node]) -> str:
     """The fused expression of the tree rooted at ``node`` (appended to ``members``): an input
     joins the tree when its producer is fusible, of ``dtype``, read once and not yet in a tree;
@@ -93,7 +106,9 @@ def _build(g: Graph, node: Node, dtype: D.DType, uses: dict[str, int], producer:
         src = producer.get(i)
         if (src is not None and uses.get(i, 0) == 1 and id(src) not in absorbed
                 and _fusible(g, src) and g.values[i].dtype == dtype):
-            args.append(_build(g, src, dtype, uses, producer, absorbed, leaves, members))
+            args.append(_build(g, src, dtype, rank, uses, producer, absorbed, leaves, members))
+        elif (lit := _literal(g, i, dtype, rank)) is not None:
+            args.append(lit)
         else:
             if i not in leaves:
                 leaves.append(i)
@@ -108,7 +123,9 @@ def fuse_elementwise(graph: Graph) -> Graph:
 
     A node joins its reader's tree when its output has exactly that one reader and is not a graph
     output, and when both have the same float dtype (float32 or float64) and known shapes. The
-    tree's distinct leaf values become the inputs ``@0, @1, ...`` in order of first appearance;
+    tree's distinct leaf values become the inputs ``@0, @1, ...`` in order of first appearance,
+    except one-element constants that cannot change the result's shape, which are written into
+    the expression as numbers (the kernel rounds them to the dtype: the same value);
     the fused node keeps the root's output name.
     """
     g = with_shapes(graph.copy())
@@ -122,8 +139,13 @@ def fuse_elementwise(graph: Graph) -> Graph:
             continue
         leaves: list[str] = []
         members: list[Node] = []
-        expr = _build(g, root, g.values[root.outputs[0]].dtype, uses, producer, absorbed, leaves, members)
-        if len(members) < 2 or len(leaves) > 64:
+        root_info = g.values[root.outputs[0]]
+        expr = _build(g, root, root_info.dtype, len(root_info.shape), uses, producer, absorbed, leaves, members)
+        if max((len(g.values[n].shape) for n in leaves), default=-1) != len(root_info.shape):
+            # the literals carried the result's rank: keep every leaf as an input
+            leaves, members = [], []
+            expr = _build(g, root, root_info.dtype, -1, uses, producer, absorbed, leaves, members)
+        if len(members) < 2 or not leaves or len(leaves) > 64:
             continue
         try:
             fused_kernel(expr)  # compile now (and cache): a tree too deep for the C stack stays unfused
