@@ -80,6 +80,16 @@ MODULES = [
     "t_tensor.onnx",
     # graph layer: fused elementwise kernels
     "t_tensor.graph.fused_expr",
+    # graph layer: optimization passes
+    "t_tensor.graph.passes",
+    "t_tensor.graph.passes._common",
+    "t_tensor.graph.passes.dce",
+    "t_tensor.graph.passes.constant_folding",
+    "t_tensor.graph.passes.cse",
+    "t_tensor.graph.passes.transpose",
+    "t_tensor.graph.passes.batchnorm_fold",
+    "t_tensor.graph.passes.conv_fuse",
+    "t_tensor.graph.passes.elementwise_fusion",
 ]
 
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE

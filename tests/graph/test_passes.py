@@ -129,6 +129,33 @@ def test_constant_folding_of_constant_nodes_and_a_constant_output():
     assert ops(f) == ["Add"]
 
 
+def test_constant_folding_of_static_shape_arithmetic_and_failing_kernels():
+    g = Graph()
+    g.add_input("x", (2, 3, 4), tt.float32)
+    g.add_node("Shape", ["x"], ["s"], {"start": 1})
+    g.add_node("Size", ["x"], ["n"])
+    g.add_initializer("i", tt.tensor([0], dtype=tt.int64))
+    g.add_node("Gather", ["s", "i"], ["s0"], {"axis": 0})
+    g.add_initializer("m1", tt.tensor([-1], dtype=tt.int64))
+    g.add_node("Concat", ["m1", "s0"], ["shp"], {"axis": 0})
+    g.add_node("Reshape", ["x", "shp"], ["y"])
+    g.add_node("Cast", ["n"], ["nf"], {"to": 1})
+    g.add_node("Mul", ["y", "nf"], ["z"])
+    g.outputs = ["z"]
+    f = check_same(g, fold_constants(g), [rand(2, 3, 4)])
+    assert ops(f) == ["Reshape", "Mul"] and f.initializers["shp"].tolist() == [-1, 3]
+    h = Graph()
+    h.add_input("x")                    # no declared shape: no shape inference, which would raise first
+    h.add_initializer("a", tt.ones(2))
+    h.add_initializer("k", tt.tensor([0, 5], dtype=tt.int64))
+    h.add_node("Gather", ["a", "k"], ["c"], {"axis": 0})     # index 5 out of range: left for run time
+    h.add_node("Add", ["x", "c"], ["y"])
+    h.outputs = ["y"]
+    assert ops(fold_constants(h)) == ["Gather", "Add"]
+    with pytest.raises(IndexError, match="out of bounds"):
+        fold_constants(h).run(tt.ones(2))
+
+
 # -- common subexpression elimination -----------------------------------------------------------
 def test_cse_merges_equal_nodes_transitively():
     g = Graph()

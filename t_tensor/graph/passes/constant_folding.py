@@ -18,9 +18,14 @@ holding its results.
 
 from __future__ import annotations
 
-from ..ir import Graph
+import math
+from typing import Any
+
+from ... import dtypes as D
+from ...creation import tensor
+from ..ir import Graph, Node
 from ..kernels import KERNELS, run_node
-from ._common import finish
+from ._common import finish, with_shapes
 
 __all__ = ["fold_constants", "FOLD_LIMIT", "NOT_FOLDED"]
 
@@ -33,25 +38,42 @@ NOT_FOLDED = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "Ra
                         "Multinomial"})
 
 
+def _static_shape(node: Node, shape: tuple[int, ...]) -> list[Any]:
+    """The result of a Shape (with ``start``/``end``) or Size node on a value of known shape."""
+    if node.op_type == "Size":
+        return [tensor(math.prod(shape), dtype=D.int64)]
+    start, end = node.attrs.get("start", 0), node.attrs.get("end")
+    return [tensor(list(shape[int(start):None if end is None else int(end)]), dtype=D.int64)]
+
+
 def fold_constants(graph: Graph, limit: int = FOLD_LIMIT) -> Graph:
     """A new graph where every node computable from constants alone is replaced by initializers
     (names unchanged). ``graph`` itself is not modified.
 
     A node is folded when it has a kernel, all its (present) inputs are constants, and each result
-    has at most ``max(limit, total elements of its inputs)`` elements. Folding follows the
+    has at most ``max(limit, total elements of its inputs)`` elements. ``Shape`` and ``Size`` of a
+    value whose shape inference knows are folded too (the shape arithmetic exporters write before
+    a Reshape then collapses). A node whose kernel raises on its constants is left in place. Folding follows the
     topological order, so whole constant subgraphs collapse. Initializers no longer read are
     dropped (dead code elimination removes nothing else).
     """
-    g = graph.copy()
+    g = with_shapes(graph.copy())
     consts = {k: v for k, v in g.initializers.items() if k not in g.inputs}
     kept = []
     for node in g.topo_sort():
         present = [i for i in node.inputs if i]
-        if (node.op_type in KERNELS and node.op_type not in NOT_FOLDED
-                and all(i in consts for i in present)
-                and not (node.op_type != "Constant" and not present)):
-            results = run_node(node, [consts[i] if i else None for i in node.inputs])
-            budget = max(limit, sum(consts[i].numel() for i in present))
+        static = node.op_type in ("Shape", "Size") and g.values.get(node.inputs[0]) is not None \
+            and g.values[node.inputs[0]].shape is not None
+        if static or (node.op_type in KERNELS and node.op_type not in NOT_FOLDED
+                      and all(i in consts for i in present)
+                      and not (node.op_type != "Constant" and not present)):
+            try:
+                results = (_static_shape(node, g.values[node.inputs[0]].shape) if static
+                           else run_node(node, [consts[i] if i else None for i in node.inputs]))
+            except (ValueError, TypeError, IndexError, RuntimeError, NotImplementedError):
+                kept.append(node)  # left for run time, which reports the error in context
+                continue
+            budget = max(limit, sum(consts[i].numel() for i in present if i in consts))
             if all(r.numel() <= budget for r in results[:len(node.outputs)]):
                 for o, r in zip(node.outputs, results, strict=False):
                     if o:
