@@ -470,6 +470,21 @@ def mlp():
                                torch.nn.Linear(16, 3), torch.nn.Tanh())
 
 
+class Attention(torch.nn.Module):
+    """Single-head self-attention with a GELU MLP: transposes, Shape arithmetic, elementwise tails."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.q, self.k, self.v = torch.nn.Linear(d, d), torch.nn.Linear(d, d), torch.nn.Linear(d, d)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(d, 2 * d), torch.nn.GELU(), torch.nn.Linear(2 * d, d))
+
+    def forward(self, x):
+        b, t, d = x.shape
+        att = torch.softmax(self.q(x) @ self.k(x).transpose(-2, -1) / d ** 0.5, dim=-1) @ self.v(x)
+        y = x + att.reshape(b * t, d).reshape(b, t, d)
+        return y + self.mlp(y)
+
+
 def export(net, shape):
     import t_tensor.onnx as tt_onnx
 
@@ -492,10 +507,11 @@ def export(net, shape):
     return tt_onnx.load(onnx.load_from_string(buf.getvalue())), tt.tensor(x.numpy()), expected
 
 
-@pytest.mark.parametrize("which", ["cnn", "mlp"])
+@pytest.mark.parametrize("which", ["cnn", "mlp", "attention"])
 def test_exported_models_each_pass_and_optimize(which):
     torch.manual_seed(0)
-    g, x, expected = export(SmallCNN(), (2, 3, 8, 8)) if which == "cnn" else export(mlp(), (5, 6))
+    net, shape = {"cnn": (SmallCNN, (2, 3, 8, 8)), "mlp": (mlp, (5, 6)), "attention": (Attention, (2, 3, 8))}[which]
+    g, x, expected = export(net(), shape)
     np.testing.assert_allclose(g.run(x).numpy(), expected, rtol=1e-4, atol=1e-5)
     for p in ALL_PASSES:
         check_same(g, p(g), [x], rtol=1e-4, atol=1e-5)
@@ -505,6 +521,9 @@ def test_exported_models_each_pass_and_optimize(which):
     if which == "cnn":
         assert "BatchNormalization" not in ops(o) and ops(o).count("FusedConv") == 1
         assert ops(o).count("FusedElementwise") >= 1
+    elif which == "attention":
+        assert not {"Shape", "Gather", "Concat", "Constant", "Unsqueeze"} & set(ops(o))   # shape arithmetic folded
+        assert ops(o).count("FusedElementwise") >= 1 and ops(o).count("MatMul") >= 5
     else:
         assert ops(o) == ["Gemm", "Relu", "Gemm", "FusedElementwise", "Gemm", "Tanh"]  # GELU: one node
         assert o.nodes[3].attrs["expr"] == "mul(mul(@0,add(erf(div(@0,1.4142135381698608)),1.0)),0.5)"
@@ -534,3 +553,10 @@ def test_onnx_helper_model_with_transposes_and_constants():
     x = rand(2, 3)
     o = check_same(g, g.optimize(), [x])
     assert ops(o) == ["MatMul", "FusedElementwise"]
+
+
+def test_traced_graphs_are_left_alone_except_dead_code():
+    compiled = tt.compile(lambda x: tt.relu(x * 2.0 + 1.0).sum(), [rand(3, 4)])
+    g = compiled.graph
+    o = check_same(g, g.optimize(), [rand(3, 4)])
+    assert ops(o) == ops(g) and all(op.startswith("tt.") for op in ops(o))

@@ -33,7 +33,8 @@ __all__ = ["fold_constants", "FOLD_LIMIT", "NOT_FOLDED"]
 # small constant expanded into a huge tensor would blow the model up for no gain.
 FOLD_LIMIT = 1 << 16
 
-# Op types never folded: their result is not a function of their inputs alone.
+# Op types never folded (nor merged by CSE): their result is not a function of their inputs alone.
+# Traced graphs' "tt.<Primitive>" nodes are left alone too.
 NOT_FOLDED = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli",
                         "Multinomial"})
 
@@ -65,6 +66,7 @@ def fold_constants(graph: Graph, limit: int = FOLD_LIMIT) -> Graph:
         static = node.op_type in ("Shape", "Size") and g.values.get(node.inputs[0]) is not None \
             and g.values[node.inputs[0]].shape is not None
         if static or (node.op_type in KERNELS and node.op_type not in NOT_FOLDED
+                      and not node.op_type.startswith("tt.")
                       and all(i in consts for i in present)
                       and not (node.op_type != "Constant" and not present)):
             try:

@@ -47,14 +47,15 @@ def eliminate_common_subexpressions(graph: Graph) -> Graph:
 
     Repeats to a fixed point in one walk: once two nodes are merged, their readers may become
     equal in turn. A duplicate whose output is a graph output is kept (graph output names are the
-    graph's interface), as are random ops (two draws are not the same value).
+    graph's interface), as are random ops (two draws are not the same value) and the
+    ``tt.<Primitive>`` nodes of traced graphs.
     """
     g = graph.copy()
     seen: dict[Any, list[str]] = {}
     outputs = set(g.outputs)
     kept = []
     for node in g.topo_sort():
-        if node.op_type in NOT_FOLDED:
+        if node.op_type in NOT_FOLDED or node.op_type.startswith("tt."):
             kept.append(node)
             continue
         key = (node.op_type, tuple(node.inputs), len(node.outputs), _key(node.attrs))
