@@ -418,6 +418,23 @@ def test_elementwise_fusion_writes_one_element_constants_as_literals():
     assert f.nodes[0].inputs == ["x", "row"] and f.nodes[1].inputs == ["x", "big"]
 
 
+def test_long_chains_are_cut_into_several_fused_nodes():
+    from t_tensor.graph.passes.elementwise_fusion import MAX_TREE_DEPTH
+
+    g = Graph()
+    g.add_input("x", (4,), tt.float64)
+    g.add_input("y", (4,), tt.float64)
+    last = "x"
+    n = 3 * MAX_TREE_DEPTH + 5
+    for k in range(n):   # alternate a binary op with the other input and a unary op
+        last = g.add_node(["Add", "Tanh", "Mul", "Abs"][k % 4], [last, "y"] if k % 2 == 0 else [last], [f"v{k}"])
+    g.outputs = [last]
+    f = check_same(g, fuse_elementwise(g), [rand(4, dtype=tt.float64), rand(4, dtype=tt.float64)],
+                   rtol=1e-12, atol=1e-12)
+    assert ops(f) == ["FusedElementwise"] * 4
+    assert [n.attrs["expr"].count("(") for n in f.nodes] == [5, MAX_TREE_DEPTH, MAX_TREE_DEPTH, MAX_TREE_DEPTH]
+
+
 def test_elementwise_fusion_leaves_mixed_dtypes_and_single_nodes():
     g = Graph()
     g.add_input("x", (3,), tt.float32)
@@ -560,3 +577,22 @@ def test_traced_graphs_are_left_alone_except_dead_code():
     g = compiled.graph
     o = check_same(g, g.optimize(), [rand(3, 4)])
     assert ops(o) == ops(g) and all(op.startswith("tt.") for op in ops(o))
+
+
+def test_passes_tolerate_ops_without_shape_rules():
+    KERNELS["TestOnlyDouble"] = lambda xs, attrs: xs[0] * 2.0
+    try:
+        g = Graph()
+        g.add_input("x", (3,), tt.float32)
+        g.add_node("Exp", ["x"], ["e"])
+        g.add_node("Neg", ["e"], ["n"])
+        g.add_node("TestOnlyDouble", ["n"], ["d"])     # no shape rule: shapes after it are unknown
+        g.add_node("Exp", ["d"], ["y"])
+        g.add_node("Neg", ["y"], ["z"])
+        g.outputs = ["z"]
+        x = rand(3)
+        o = g.optimize()
+        assert ops(o) == ["FusedElementwise", "TestOnlyDouble", "Exp", "Neg"]
+        np.testing.assert_allclose(o.run(x).numpy(), g.run(x).numpy(), rtol=1e-6)
+    finally:
+        del KERNELS["TestOnlyDouble"]

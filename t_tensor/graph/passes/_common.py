@@ -51,10 +51,14 @@ def is_constant(graph: Graph, name: str) -> bool:
 
 def with_shapes(graph: Graph) -> Graph:
     """Run shape inference (non-strict) on ``graph`` when every input's shape and dtype is known;
-    returns ``graph``."""
+    returns ``graph``. Passes only rewrite what has known shapes, so an op without a shape rule
+    just leaves the values after it unknown."""
     if all(n in graph.values and graph.values[n].shape is not None and graph.values[n].dtype is not None
            for n in graph.inputs if n not in graph.initializers):
-        graph.infer_shapes(strict=False)
+        try:
+            graph.infer_shapes(strict=False)
+        except NotImplementedError:
+            pass  # an op without a shape rule: the shapes found before it are kept, the rest unknown
     return graph
 
 

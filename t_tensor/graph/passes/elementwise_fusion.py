@@ -36,7 +36,7 @@ from ..kernels import KERNELS
 from ..shape_inference import SHAPE_RULES, Ctx, Out, _bcast
 from ._common import finish, is_constant, use_counts, with_shapes
 
-__all__ = ["fuse_elementwise", "fused_kernel"]
+__all__ = ["fuse_elementwise", "fused_kernel", "MAX_TREE_DEPTH", "MAX_TREE_NODES"]
 
 _FLOATS = (D.float32, D.float64)
 
@@ -82,6 +82,12 @@ def _fusible(graph: Graph, node: Node) -> bool:
 
 _BINARY = {"add", "sub", "mul", "div", "maximum", "minimum", "pow"}
 
+# A fused tree is at most this deep and this large: deeper chains are cut into several fused
+# nodes (well within the C evaluator's stack depth of 64 and 4096 instructions, and Python's
+# recursion limit).
+MAX_TREE_DEPTH = 32
+MAX_TREE_NODES = 512
+
 
 def _literal(g: Graph, name: str, dtype: D.DType, rank: int) -> str | None:
     """``name`` as a number in the expression when it is a finite one-element constant of ``dtype``
@@ -96,17 +102,18 @@ def _literal(g: Graph, name: str, dtype: D.DType, rank: int) -> str | None:
 
 
 def _build(g: Graph, node: Node, dtype: D.DType, rank: int, uses: dict[str, int], producer: dict[str, Node],
-           absorbed: set[int], leaves: list[str], members: list[Node]) -> str:
+           absorbed: set[int], leaves: list[str], members: list[Node], depth: int = 1) -> str:
     """The fused expression of the tree rooted at ``node`` (appended to ``members``): an input
     joins the tree when its producer is fusible, of ``dtype``, read once and not yet in a tree;
-    other inputs are leaves ``@k`` (``leaves[k]``)."""
+    other inputs are leaves ``@k`` (``leaves[k]``). Beyond MAX_TREE_DEPTH levels or MAX_TREE_NODES
+    nodes, inputs are leaves (their producers start trees of their own)."""
     members.append(node)
     args = []
     for i in node.inputs:
         src = producer.get(i)
-        if (src is not None and uses.get(i, 0) == 1 and id(src) not in absorbed
-                and _fusible(g, src) and g.values[i].dtype == dtype):
-            args.append(_build(g, src, dtype, rank, uses, producer, absorbed, leaves, members))
+        if (src is not None and uses.get(i, 0) == 1 and id(src) not in absorbed and depth < MAX_TREE_DEPTH
+                and len(members) < MAX_TREE_NODES and _fusible(g, src) and g.values[i].dtype == dtype):
+            args.append(_build(g, src, dtype, rank, uses, producer, absorbed, leaves, members, depth + 1))
         elif (lit := _literal(g, i, dtype, rank)) is not None:
             args.append(lit)
         else:
