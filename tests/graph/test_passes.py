@@ -596,3 +596,41 @@ def test_passes_tolerate_ops_without_shape_rules():
         np.testing.assert_allclose(o.run(x).numpy(), g.run(x).numpy(), rtol=1e-6)
     finally:
         del KERNELS["TestOnlyDouble"]
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_random_elementwise_graphs_keep_their_results(seed):
+    """Random DAGs of elementwise ops over broadcasting inputs, with duplicated nodes, constants,
+    transpose pairs and dead branches: every pass and optimize() give the same outputs."""
+    rng = np.random.default_rng(seed)
+    dtype = [tt.float32, tt.float64][seed % 2]
+    g = Graph()
+    shapes = [(3, 4), (4,), (1, 4), (3, 1)]
+    values = [g.add_input(f"x{k}", s, dtype) for k, s in enumerate(shapes)]
+    values.append(g.add_initializer("c0", tt.tensor(0.75, dtype=dtype)))
+    values.append(g.add_initializer("c1", tt.tensor([1.5, -0.5, 2.0, 0.25], dtype=dtype)))
+    unary, binary = ["Neg", "Abs", "Relu", "Exp", "Tanh", "Sigmoid", "Sqrt", "Log", "Erf"], ["Add", "Sub", "Mul",
+                                                                                               "Div", "Max", "Min"]
+    for k in range(int(rng.integers(4, 14))):
+        r = rng.random()
+        if r < 0.4:
+            op, ins = str(rng.choice(unary)), [values[int(rng.integers(len(values)))]]
+        elif r < 0.85:
+            op, ins = str(rng.choice(binary)), [values[int(rng.integers(len(values)))] for _ in range(2)]
+        elif r < 0.93 and len(g.nodes):
+            prev = g.nodes[int(rng.integers(len(g.nodes)))]      # a duplicate for CSE
+            op, ins = prev.op_type, list(prev.inputs)
+            if op == "Transpose":
+                continue
+        else:
+            src = values[int(rng.integers(len(values)))]
+            t = g.add_node("Transpose", [src], [f"t{k}"])
+            op, ins = "Transpose", [t]
+        values.append(g.add_node(op, ins, [f"v{k}"]))
+    g.outputs = sorted({values[-1], values[int(rng.integers(6, len(values)))]}) if len(values) > 6 else [values[-1]]
+    inputs = [rand(*s, dtype=dtype) * 2.0 for s in shapes]
+    tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == tt.float32 else {"rtol": 1e-12, "atol": 1e-12}
+    for p in ALL_PASSES:
+        check_same(g, p(g), inputs, **tol)
+    o = check_same(g, g.optimize(), inputs, **tol)
+    assert len(o.nodes) <= len(g.nodes)
