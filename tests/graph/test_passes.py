@@ -336,6 +336,35 @@ def test_conv_fusion_variants():
         assert ops(check_same(g, fuse_conv(g), [x])) == expected, (add_shape, relu)
 
 
+def test_conv_clip_fused_as_relu6_and_non_constant_bounds_left_alone():
+    x = rand(1, 2, 4, 4) * 5.0
+    for bounds_constant in (True, False):
+        g = Graph()
+        g.add_input("x", (1, 2, 4, 4), tt.float32)
+        g.add_input("hi", (), tt.float32)
+        g.add_initializer("w", rand(3, 2, 1, 1))
+        g.add_initializer("lo", tt.tensor(0.0))
+        if bounds_constant:
+            g.add_initializer("six", tt.tensor(6.0))
+        g.add_node("Conv", ["x", "w"], ["conv"])
+        g.add_node("Clip", ["conv", "lo", "six" if bounds_constant else "hi"], ["y"])
+        g.outputs = ["y"]
+        f = check_same(g, fuse_conv(g), [x, tt.tensor(6.0)])
+        if bounds_constant:
+            assert ops(f) == ["FusedConv"]
+            assert f.nodes[0].attrs == {"activation": "Clip", "activation_min": 0.0, "activation_max": 6.0}
+        else:
+            assert ops(f) == ["Conv", "Clip"]
+    g = Graph()   # opset < 11: bounds as attributes, min only
+    g.add_input("x", (1, 2, 4, 4), tt.float32)
+    g.add_initializer("w", rand(3, 2, 1, 1))
+    g.add_node("Conv", ["x", "w"], ["conv"])
+    g.add_node("Clip", ["conv"], ["y"], {"min": -0.5})
+    g.outputs = ["y"]
+    f = check_same(g, fuse_conv(g), [x])
+    assert f.nodes[0].attrs == {"activation": "Clip", "activation_min": -0.5}
+
+
 def test_fused_conv_kernel_directly():
     x, w, b = rand(1, 2, 5, 5), rand(3, 2, 3, 3), rand(3)
     y = KERNELS["FusedConv"]([x, w, b], {"activation": "Relu", "pads": (1, 1, 1, 1)})
@@ -482,6 +511,13 @@ class SmallCNN(torch.nn.Module):
         return torch.sigmoid(self.fc(y)) * 2.0 - 1.0
 
 
+def mobilenet():
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(4, 8, 1), torch.nn.BatchNorm2d(8), torch.nn.ReLU6(),
+        torch.nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=8), torch.nn.BatchNorm2d(8), torch.nn.ReLU6(),
+        torch.nn.Conv2d(8, 6, 1), torch.nn.BatchNorm2d(6), torch.nn.Flatten(), torch.nn.Linear(6 * 16, 4))
+
+
 def mlp():
     return torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.ReLU(), torch.nn.Linear(16, 16), torch.nn.GELU(),
                                torch.nn.Linear(16, 3), torch.nn.Tanh())
@@ -524,10 +560,11 @@ def export(net, shape):
     return tt_onnx.load(onnx.load_from_string(buf.getvalue())), tt.tensor(x.numpy()), expected
 
 
-@pytest.mark.parametrize("which", ["cnn", "mlp", "attention"])
+@pytest.mark.parametrize("which", ["cnn", "mobilenet", "mlp", "attention"])
 def test_exported_models_each_pass_and_optimize(which):
     torch.manual_seed(0)
-    net, shape = {"cnn": (SmallCNN, (2, 3, 8, 8)), "mlp": (mlp, (5, 6)), "attention": (Attention, (2, 3, 8))}[which]
+    net, shape = {"cnn": (SmallCNN, (2, 3, 8, 8)), "mlp": (mlp, (5, 6)), "attention": (Attention, (2, 3, 8)),
+                  "mobilenet": (mobilenet, (2, 4, 8, 8))}[which]
     g, x, expected = export(net(), shape)
     np.testing.assert_allclose(g.run(x).numpy(), expected, rtol=1e-4, atol=1e-5)
     for p in ALL_PASSES:
@@ -535,7 +572,9 @@ def test_exported_models_each_pass_and_optimize(which):
     o = check_same(g, g.optimize(), [x], rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(o.run(x).numpy(), expected, rtol=1e-4, atol=1e-5)
     assert len(o.nodes) < len(g.nodes)
-    if which == "cnn":
+    if which == "mobilenet":
+        assert ops(o).count("FusedConv") == 2 and not {"Clip", "BatchNormalization"} & set(ops(o))
+    elif which == "cnn":
         assert "BatchNormalization" not in ops(o) and ops(o).count("FusedConv") == 1
         assert ops(o).count("FusedElementwise") >= 1
     elif which == "attention":

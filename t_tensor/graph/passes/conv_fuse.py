@@ -4,7 +4,9 @@ and ``activation="Relu"``. Its kernel runs the convolution (bias included) and t
 ReLU in place on the convolution's output, so no intermediate tensor is written.
 
 A Conv followed by a constant per-channel Add alone has the Add folded into the Conv's bias (a
-plain Conv); a Conv followed by Relu alone becomes a FusedConv.
+plain Conv); a Conv followed by Relu alone becomes a FusedConv. ``Clip`` with constant bounds
+(ReLU6 as exporters write it) fuses the same way, as ``activation="Clip"`` with
+``activation_min`` / ``activation_max``.
 
 >>> import t_tensor as tt
 >>> from t_tensor.graph import Graph
@@ -39,13 +41,17 @@ from ._common import finish, fresh_name, is_constant, use_counts
 
 __all__ = ["fuse_conv", "FUSED_ACTIVATIONS"]
 
-# activation attribute -> in-place function applied to the convolution's output
-FUSED_ACTIVATIONS = {"Relu": lambda y: E.relu(y, out=y)}
+# activation attribute -> function applying it in place to the convolution's output (given the
+# node's attributes: Clip's bounds are ``activation_min`` / ``activation_max``, absent if unbounded)
+FUSED_ACTIVATIONS = {
+    "Relu": lambda y, attrs: E.relu(y, out=y),
+    "Clip": lambda y, attrs: E.clamp(y, attrs.get("activation_min"), attrs.get("activation_max"), out=y),
+}
 
 
 def _fused_conv(xs: list[Any], attrs: dict[str, Any]) -> Any:
     """Kernel of FusedConv: Conv (same attributes), then the activation in place on its output."""
-    conv_attrs = {k: v for k, v in attrs.items() if k != "activation"}
+    conv_attrs = {k: v for k, v in attrs.items() if not k.startswith("activation")}
     y = KERNELS["Conv"](xs, conv_attrs)
     act = attrs.get("activation")
     if act is None:
@@ -54,7 +60,7 @@ def _fused_conv(xs: list[Any], attrs: dict[str, Any]) -> Any:
         raise NotImplementedError(f"FusedConv: unknown activation {act!r} (known: {sorted(FUSED_ACTIVATIONS)})")
     if not y.is_contiguous():
         y = y.contiguous()
-    return FUSED_ACTIVATIONS[act](y)
+    return FUSED_ACTIVATIONS[act](y, attrs)
 
 
 KERNELS["FusedConv"] = _fused_conv
@@ -81,6 +87,25 @@ def _only_reader(value: str, uses: dict[str, int], consumers: dict[str, list[Any
     """The node that is the only reader of ``value`` (None if several, none, or a graph output)."""
     readers = consumers.get(value, [])
     return readers[0] if uses.get(value, 0) == 1 and len(readers) == 1 else None
+
+
+def _activation(graph: Graph, node: Any) -> dict[str, Any] | None:
+    """The FusedConv attributes for ``node`` as the activation (Relu, or Clip with constant scalar
+    bounds), or None if it cannot be fused."""
+    if node.op_type == "Relu":
+        return {"activation": "Relu"}
+    if node.op_type != "Clip":
+        return None
+    bounds: dict[str, Any] = {"activation": "Clip"}
+    for k, what in ((1, "min"), (2, "max")):
+        name = node.inputs[k] if len(node.inputs) > k else ""
+        if name:
+            if not is_constant(graph, name) or graph.initializers[name].numel() != 1:
+                return None
+            bounds["activation_" + what] = float(graph.initializers[name].reshape(-1).tolist()[0])
+        elif what in node.attrs:
+            bounds["activation_" + what] = float(node.attrs[what])
+    return bounds
 
 
 def fuse_conv(graph: Graph) -> Graph:
@@ -118,9 +143,10 @@ def fuse_conv(graph: Graph) -> Graph:
                 removed.append(nxt)
                 out = conv.outputs[0]
                 nxt = _only_reader(out, uses, consumers)
-        if nxt is not None and nxt.op_type == "Relu":
+        act = _activation(g, nxt) if nxt is not None else None
+        if act is not None:
             conv.op_type = "FusedConv"
-            conv.attrs["activation"] = "Relu"
+            conv.attrs.update(act)
             conv.outputs = [nxt.outputs[0]]
             removed.append(nxt)
     g.nodes = [n for n in g.nodes if all(n is not r for r in removed)]
