@@ -148,6 +148,9 @@ class _Recorder:
                 names.append(name)
             else:
                 names.append("")
+        if function.__name__ == "View":  # the input's layout, to tell reshapes and permutations apart later
+            base = args[0]
+            attrs["base"] = (tuple(base.shape), tuple(base._strides), base._offset, base._is_dense())
         self.graph.add_node(_register(function.__name__), inputs, names, attrs)
         for out, name in zip(outputs, names, strict=True):
             if name:

@@ -546,6 +546,43 @@ def _spatial_args(value: Any, nd: int, what: str, fn: str, input: Any) -> list |
     return [value] * nd
 
 
+def _interpolation_matrix(spatial: tuple, out: tuple, dim: int, size: Any, scale_factor: Any, mode: str,
+                          align_corners: Any, recompute_scale_factor: Any, dtype: Any) -> Any:
+    """The (out[dim], in[dim]) matrix A with interpolate(x) = A applied along spatial dim ``dim``:
+    every mode here is linear in x and separable, so A is read off the forward kernel itself by
+    interpolating an identity (one channel per input position)."""
+    from t_tensor.autograd.grad_mode import no_grad
+    from t_tensor.creation import eye
+
+    n_in = spatial[dim]
+    # channel c holds the unit vector e_c along `dim`, constant along the other spatial dims (kept
+    # at their sizes, so that output sizes and scales come out exactly as for the real input)
+    unit_shape = [1] * len(spatial)
+    unit_shape[dim] = n_in
+    probe = eye(n_in, dtype=dtype).reshape((1, n_in) + tuple(unit_shape)).expand((1, n_in) + spatial).contiguous()
+    kwargs = {"size": out} if size is not None else {"scale_factor": scale_factor}
+    with no_grad():
+        result = interpolate(probe, mode=mode, align_corners=align_corners,
+                             recompute_scale_factor=recompute_scale_factor, **kwargs)
+    index = [0] * len(spatial)
+    index[dim] = slice(None)
+    return result[(0, slice(None)) + tuple(index)].T.contiguous()  # (out[dim], in[dim])
+
+
+def _interpolate_differentiable(input: Any, size: Any, scale_factor: Any, mode: str, align_corners: Any,
+                                recompute_scale_factor: Any, out: tuple) -> Any:
+    """interpolate as products with the per-dimension interpolation matrices (differentiable
+    through matmul; the same values as the kernel up to the order of the additions)."""
+    spatial = tuple(input.shape[2:])
+    result = input
+    for dim in reversed(range(len(spatial))):
+        matrix = _interpolation_matrix(spatial, out, dim, size, scale_factor, mode, align_corners,
+                                       recompute_scale_factor, input.dtype)
+        moved = result.movedim(2 + dim, -1)            # the interpolated dim last
+        result = (moved @ matrix.T).movedim(-1, 2 + dim)
+    return result
+
+
 def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
                 antialias: bool = False) -> Any:
@@ -610,8 +647,9 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
         raise RuntimeError(f"{fn}: Non-empty {input.ndim}D data tensor expected but got a tensor with sizes "
                            f"{list(input.shape)}")
     _check_float(input, fn)
-    if wants_grad(input):  # refuse rather than return a result without history
-        raise RuntimeError(f"{fn}: the gradient of interpolate is not implemented")
+    if wants_grad(input):
+        return _interpolate_differentiable(input, size, scale_factor, mode, align_corners, recompute_scale_factor,
+                                           out)
     x_shape, x_strides, _ = _lift(input, nd)
     result = type(input)._empty(input.shape[:2] + out, input._dtype, fn)
     (out,) = _two_d(nd, out, fill=1)

@@ -361,10 +361,24 @@ def test_pool_no_grad_outside_grad_mode():
     assert F.adaptive_avg_pool2d(x, 2).grad_fn is not None
 
 
-def test_interpolate_refuses_to_record():
-    x = tt.ones(1, 1, 3, requires_grad=True)
-    with pytest.raises(RuntimeError, match="interpolate: the gradient of interpolate is not implemented"):
-        F.interpolate(x, scale_factor=2)
+INTERPOLATE_CASES = [
+    ((2, 3, 5, 4), {"size": (7, 3), "mode": "bilinear"}),
+    ((2, 3, 5, 4), {"scale_factor": 1.7, "mode": "bilinear", "align_corners": True}),
+    ((2, 3, 5, 4), {"scale_factor": (0.6, 2.0), "mode": "bilinear", "recompute_scale_factor": True}),
+    ((2, 3, 5, 4), {"size": (3, 9), "mode": "nearest"}),
+    ((1, 2, 4, 4), {"scale_factor": 2, "mode": "nearest"}),
+    ((2, 3, 6), {"scale_factor": 2.5, "mode": "linear"}),
+    ((2, 3, 6), {"size": 4, "mode": "nearest"}),
+]
+
+
+@pytest.mark.parametrize("shape, kwargs", INTERPOLATE_CASES)
+def test_interpolate_gradient_matches_torch(shape, kwargs):
+    """interpolate is linear and separable: with grad it runs as products with per-dimension
+    interpolation matrices read off the forward kernel; values, gradients and (zero) second
+    derivatives as torch."""
+    x = np.random.default_rng(0).standard_normal(shape)
+    helper_test_grad([x], lambda t: (tt if isinstance(t, tt.Tensor) else torch).nn.functional.interpolate(
+        t, **kwargs), atol=1e-10, rtol=1e-9, create_graph=True)
     with tt.no_grad():
-        assert F.interpolate(x, scale_factor=2).shape == (1, 1, 6)
-    assert F.interpolate(x.detach(), size=4, mode="linear").shape == (1, 1, 4)
+        assert not F.interpolate(tt.ones(*shape, requires_grad=True), **kwargs).requires_grad

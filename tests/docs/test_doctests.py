@@ -76,6 +76,7 @@ MODULES = [
     "t_tensor.graph.kernels",
     "t_tensor.graph.executor",
     "t_tensor.graph.trace",
+    "t_tensor.graph.onnx_names",
     "t_tensor.jit",
     "t_tensor.onnx",
     # graph layer: fused elementwise kernels

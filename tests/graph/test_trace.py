@@ -81,3 +81,20 @@ def test_value_dependent_code_is_refused() -> None:
 def test_outputs_must_be_tensors() -> None:
     with pytest.raises(TraceError, match="not a tensor"):
         tt.compile(lambda x: 3, (tt.ones(2),))
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn", "encoder"])
+def test_onnx_names_keep_the_values(name: str) -> None:
+    from t_tensor.graph.onnx_names import to_onnx_ops
+
+    tt.manual_seed(0)
+    model, shape = _models()[name]
+    model.eval()
+    compiled = tt.compile(model, (tt.randn(*shape),))
+    renamed = to_onnx_ops(compiled.graph)
+    kept = [n.op_type for n in renamed.nodes if n.op_type.startswith("tt.")]
+    assert len(kept) < len(renamed.nodes) / 2, kept   # most nodes have an ONNX name now
+    renamed.infer_shapes()
+    x = tt.randn(*shape)
+    with tt.no_grad():
+        np.testing.assert_allclose(renamed.run(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
