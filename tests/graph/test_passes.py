@@ -673,3 +673,19 @@ def test_random_elementwise_graphs_keep_their_results(seed):
         check_same(g, p(g), inputs, **tol)
     o = check_same(g, g.optimize(), inputs, **tol)
     assert len(o.nodes) <= len(g.nodes)
+
+
+def test_traced_graph_under_onnx_names_is_optimized():
+    from t_tensor.graph.onnx_names import to_onnx_ops
+
+    w1, b1, w2 = rand(16, 6), rand(16), rand(3, 16)
+
+    def f(x):
+        return tt.tanh((tt.relu(x @ w1.T + b1) * 0.5 + 1.0) @ w2.T)
+
+    x = rand(5, 6)
+    g = to_onnx_ops(tt.compile(f, (x,)).graph)
+    o = check_same(g, g.optimize(), [x])
+    assert ops(o) == ["MatMul", "FusedElementwise", "MatMul", "Tanh"]
+    assert o.nodes[1].attrs["expr"] == "add(mul(relu(add(@0,@1)),0.5),1.0)"
+    np.testing.assert_allclose(o.run(x).numpy(), f(x).numpy(), rtol=1e-5, atol=1e-6)
