@@ -112,4 +112,6 @@ def execute(graph: Graph, inputs: Sequence[Any] | Mapping[str, Any], profiler: P
     missing = [o for o in graph.outputs if o not in env]
     if missing:
         raise ValueError(f"run: graph outputs {missing} were not computed")
-    return [env[o] for o in graph.outputs]
+    # An output that is a constant of the graph (folded) is returned as a copy: a caller writing
+    # into its result must not change the graph.
+    return [env[o].clone() if o in graph.initializers else env[o] for o in graph.outputs]

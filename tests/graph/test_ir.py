@@ -142,3 +142,16 @@ def test_copy_is_independent():
     assert g.nodes[2].op_type == "Relu" and g.nodes[0].inputs[0] == "x" and g.outputs == ["y"]
     assert g.values["y"].shape == (4, 2) and "extra" not in g.initializers
     assert h.initializers["w1"] is g.initializers["w1"]
+
+
+def test_a_constant_output_is_returned_as_a_copy() -> None:
+    import t_tensor as tt
+    from t_tensor.graph import Graph
+
+    g = Graph()
+    g.add_input("x", (2,), tt.float32)
+    g.add_initializer("c", tt.ones(2))
+    g.outputs = ["c"]
+    first = g.run(tt.zeros(2))
+    first.fill_(7.0)
+    assert g.run(tt.zeros(2)).tolist() == [1.0, 1.0]
