@@ -13,6 +13,9 @@ optimization passes and the arena-backed executor are the parts of the graph iss
 [-1.0, 2.0]
 """
 
+# arena executor (t_tensor/graph/arena.py)
+from t_tensor.graph.arena import ALIAS_OPS, INPLACE_OPS, OUT_KERNELS, ArenaExecutor, GraphMemoryPlan, plan_graph
+
 # graph-core: IR, shape inference, kernels, plain executor
 from t_tensor.graph.executor import Profiler, execute
 
@@ -52,6 +55,8 @@ __all__ = [
     # memory planning
     "PLANNERS", "MemoryPlan", "PlannedTensor", "PlannerComparison", "compare_planners", "liveness",
     "plan_greedy_by_size", "plan_offset_allocator",
+    # arena executor
+    "ALIAS_OPS", "INPLACE_OPS", "OUT_KERNELS", "ArenaExecutor", "GraphMemoryPlan", "plan_graph",
     # fused elementwise kernels
     "FUSED_OPS", "MAX_NESTING", "ONNX_TO_FUSED", "ExprNode", "FusedExprError", "FusedKernel", "Instr", "Token",
     "parse", "to_postfix", "tokenize",

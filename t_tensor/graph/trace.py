@@ -240,16 +240,23 @@ class CompiledFunction:
     """A traced function: call it like the function; ``graph`` is what runs.
 
     ``memory_plan()`` plans the intermediates of the graph in one arena (greedy by size) and
-    reports arena, naive and lower-bound bytes (the executor does not use the arena yet);
-    ``profile(*inputs)`` runs once and returns the per-op-type time table.
+    reports arena, naive and lower-bound bytes; ``profile(*inputs)`` runs once and returns the
+    per-op-type time table. With ``arena=True`` calls run on an
+    :class:`~t_tensor.graph.arena.ArenaExecutor` (one arena allocated once, reused by every call;
+    ``executor.stats`` tells how many results were written in place and how many copied).
     """
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, arena: bool = False) -> None:
         self.graph = graph
+        self.executor: Any = None
+        if arena:
+            from t_tensor.graph.arena import ArenaExecutor
+
+            self.executor = ArenaExecutor(graph)
 
     def __call__(self, *inputs: Any) -> Any:
         with no_grad():
-            result = self.graph.run(*inputs)
+            result = self.graph.run(*inputs) if self.executor is None else self.executor(*inputs)
         if getattr(self.graph, "_tuple_output", False) and not isinstance(result, (tuple, list)):
             return (result,)
         return tuple(result) if isinstance(result, list) else result
@@ -276,7 +283,8 @@ class CompiledFunction:
         return profiler
 
 
-def compile(fn: Callable[..., Any], example_inputs: Sequence[Any]) -> CompiledFunction:
+def compile(fn: Callable[..., Any], example_inputs: Sequence[Any], *, arena: bool = False) -> CompiledFunction:
     """Trace ``fn`` on ``example_inputs`` and return a callable that runs the graph (same values
-    as ``fn`` on inputs of the same shapes and dtypes). See :func:`trace`."""
-    return CompiledFunction(trace(fn, example_inputs))
+    as ``fn`` on inputs of the same shapes and dtypes). See :func:`trace`. ``arena=True`` runs it
+    with all intermediates planned in one arena (:class:`~t_tensor.graph.arena.ArenaExecutor`)."""
+    return CompiledFunction(trace(fn, example_inputs), arena=arena)

@@ -80,6 +80,8 @@ MODULES = [
     "t_tensor.onnx",
     # graph layer: fused elementwise kernels
     "t_tensor.graph.fused_expr",
+    # graph layer: arena executor
+    "t_tensor.graph.arena",
 ]
 
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE

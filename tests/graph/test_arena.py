@@ -1,0 +1,137 @@
+"""Graph.plan_memory and the arena executor: plans are valid, views alias their input, in-place
+reuse follows the rules, and running with every intermediate in one arena gives graph.run's values
+(hand-made graphs, ONNX models exported from PyTorch, traced tt.compile graphs)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import t_tensor as tt
+from t_tensor.graph import ArenaExecutor, Graph
+
+from .test_onnx_import import MODELS, export  # torch models exported with torch.onnx.export(dynamo=False)
+from .test_trace import _models as traced_models
+
+tt_onnx = pytest.importorskip("t_tensor.onnx")
+ort = pytest.importorskip("onnxruntime")
+
+
+def _chain() -> Graph:
+    g = Graph()
+    g.add_input("x", (3, 4), tt.float32)
+    g.add_initializer("w", tt.arange(20, dtype=tt.float32).reshape(4, 5) / 10)
+    g.add_initializer("b", tt.ones(5))
+    g.add_node("Gemm", ["x", "w", "b"], ["a"])
+    g.add_node("Tanh", ["a"], ["t"])           # in place over a
+    g.add_node("Transpose", ["t"], ["tt_"])   # a view: t stays alive while tt_ is read
+    g.add_node("MatMul", ["tt_", "t"], ["m"])  # (5, 5)
+    g.add_node("Add", ["m", "b"], ["s"])       # b broadcast: s may take m's slot (m is not broadcast)
+    g.add_node("Sigmoid", ["t"], ["u"])        # t read again: dies here, u takes its slot
+    g.add_node("ReduceSum", ["u"], ["r"], {"keepdims": 0})
+    g.outputs = ["s", "r"]
+    return g.infer_shapes()
+
+
+def _assert_same(a, b, tol=1e-5):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+
+
+def test_plan_memory_sets_the_plan_aliases_and_inplace():
+    g = _chain()
+    plan = g.plan_memory()
+    assert g.memory_plan is plan
+    plan.check()
+    assert plan.aliases == {"tt_": "t"}
+    assert set(plan.offsets) == {"a", "t", "m", "s", "u", "r"}  # inputs, weights and views are not planned
+    assert plan.inplace == {"t": "a", "s": "m", "u": "t"}  # t dies at Sigmoid, read directly
+    by_name = {t.name: t for t in plan.tensors}
+    assert by_name["t"].last == 5  # kept alive by its reader (Sigmoid), not shortened by the view
+    assert by_name["s"].last == by_name["r"].last == 7  # graph outputs live to the end
+    assert plan.arena_bytes < plan.lower_bound < plan.naive_bytes
+    no_inplace = g.plan_memory(inplace=False)
+    assert no_inplace.inplace == {} and no_inplace.arena_bytes == no_inplace.lower_bound
+    with pytest.raises(ValueError, match="unknown planner"):
+        g.plan_memory("nope")
+
+
+def test_inplace_refuses_broadcast_dtype_change_and_reads_through_a_view():
+    g = Graph()
+    g.add_input("x", (4, 4), tt.float32)
+    g.add_node("Exp", ["x"], ["row"])                          # (4, 4)
+    g.add_node("ReduceSum", ["row"], ["col"], {"axes": (1,)})  # (4, 1)
+    g.add_node("Add", ["col", "row"], ["y1"])                   # col is broadcast: no; row dies here: yes
+    g.add_node("Cast", ["y1"], ["y2"], {"to": tt.float64})     # dtype changes: no
+    g.add_node("Transpose", ["y2"], ["v"])
+    g.add_node("Neg", ["v"], ["y"])                             # reads y2 through a view: no
+    g.outputs = ["y"]
+    plan = g.infer_shapes().plan_memory()
+    assert plan.inplace == {"y1": "row"}
+    x = tt.randn(4, 4)
+    _assert_same(ArenaExecutor(g)(x), g.run(x))
+
+
+@pytest.mark.parametrize("planner", ["greedy_by_size", "offset_best_fit", "offset_first_fit"])
+@pytest.mark.parametrize("inplace", [True, False])
+def test_hand_made_graph_matches_run_and_reuses_the_arena(planner, inplace):
+    g = _chain()
+    ex = ArenaExecutor(g, planner=planner, inplace=inplace)
+    assert ex.arena.nbytes == max(g.memory_plan.arena_bytes, 1)
+    for seed in (0, 1):
+        tt.manual_seed(seed)
+        x = tt.randn(3, 4)
+        got, want = ex(x), g.run(x)
+        for a, b in zip(got, want, strict=True):
+            _assert_same(a, b)
+    first = ex(x)[0]
+    ex(x + 1)  # the next call reuses the arena: the outputs returned before must not change
+    _assert_same(first, want[0])
+    assert ex.stats["direct"] == 5 and ex.stats["aliases"] == 1 and ex.stats["copied"] == 1  # ReduceSum
+
+
+def test_input_checks_are_the_plain_executors():
+    ex = ArenaExecutor(_chain())
+    with pytest.raises(ValueError, match="declares"):
+        ex(tt.ones(2, 2))
+    with pytest.raises(ValueError, match="expected 1 inputs"):
+        ex()
+
+
+@pytest.fixture(scope="module")
+def exported():
+    return {name: export(name) for name in MODELS}
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_exported_models_match_run_torch_and_onnxruntime(exported, name):
+    model, x, expected = exported[name]
+    g = tt_onnx.load(model)
+    ex = ArenaExecutor(g)
+    g.memory_plan.check()
+    got = ex(x).numpy()
+    _assert_same(got, g.run(x).numpy(), 1e-6)
+    np.testing.assert_allclose(got, expected, atol=1e-5, rtol=1e-4)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(got, sess.run(None, {"x": x})[0], atol=1e-5, rtol=1e-4)
+    assert ex.stats["direct"] > 0
+    plan = g.memory_plan
+    assert plan.arena_bytes <= plan.naive_bytes
+    assert g.plan_memory(inplace=False).arena_bytes >= plan.arena_bytes
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn", "encoder"])
+def test_traced_graphs_run_on_the_arena(name):
+    tt.manual_seed(0)
+    model, shape = traced_models()[name]
+    model.eval()
+    compiled = tt.compile(model, (tt.randn(*shape),), arena=True)
+    assert compiled.executor is not None
+    for seed in (1, 2):
+        tt.manual_seed(seed)
+        x = tt.randn(*shape)
+        with tt.no_grad():
+            want = model(x)
+        _assert_same(compiled(x).numpy(), want.numpy())
+        _assert_same(compiled(x).numpy(), compiled.graph.run(x).numpy(), 1e-6)
+    stats = compiled.executor.stats
+    assert stats["copied"] > 0 and stats["direct"] > 0  # most tt.<Primitive> kernels return new tensors
