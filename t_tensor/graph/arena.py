@@ -249,7 +249,16 @@ def _conv_out(xs: list[Any], attrs: dict[str, Any], out: Any) -> bool:
     return True
 
 
-OUT_KERNELS: dict[str, Any] = {
+def _clip_out(xs: list[Any], attrs: dict[str, Any], out: Any) -> bool:
+    lo = xs[1].item() if len(xs) > 1 and xs[1] is not None else attrs.get("min")
+    hi = xs[2].item() if len(xs) > 2 and xs[2] is not None else attrs.get("max")
+    if lo is None and hi is None:
+        return False
+    E.clamp(xs[0], lo, hi, out=out)
+    return True
+
+
+OUT_KERNELS: dict[str, Any] = {"Clip": _clip_out,
     "Add": _binary_out(E.add), "Sub": _binary_out(E.sub), "Mul": _binary_out(E.mul),
     "Div": _binary_out(E.div, float_only=True), "MatMul": _matmul_out, "Gemm": _gemm_out, "Conv": _conv_out,
 }
