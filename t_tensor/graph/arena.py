@@ -227,18 +227,14 @@ def _gemm_out(xs: list[Any], attrs: dict[str, Any], out: Any) -> bool:
     return True
 
 
-def _conv_out(xs: list[Any], attrs: dict[str, Any], out: Any) -> bool:
-    """2-D convolution with symmetric padding straight into ``out``."""
-    x, w = xs[0], xs[1]
-    b = xs[2] if len(xs) > 2 else None
-    if x.ndim != 4 or attrs.get("auto_pad", "NOTSET") not in ("NOTSET", b"NOTSET") or not out.is_contiguous():
+def _conv_into(x: Any, w: Any, b: Any, nd: int, stride: Any, padding: Any, dilation: Any, groups: Any,
+               out: Any) -> bool:
+    """A 1-d or 2-d convolution (symmetric padding, as ``nn.functional.conv2d``) written by one C
+    call into ``out``; False when ``out`` is not the contiguous result of these arguments."""
+    if not out.is_contiguous() or out.dtype != x.dtype or isinstance(padding, str):
         return False
-    pads = [int(p) for p in attrs.get("pads", (0, 0, 0, 0))]
-    if pads[:2] != pads[2:]:
-        return False
-    g = _conv_geometry("Conv", 2, x, w, b, tuple(int(s) for s in attrs.get("strides", (1, 1))), tuple(pads[:2]),
-                       tuple(int(d) for d in attrs.get("dilations", (1, 1))), int(attrs.get("group", 1)))
-    if tuple(g.result_shape) != tuple(out.shape) or out.dtype != x.dtype:
+    g = _conv_geometry("Conv", nd, x, w, b, stride, padding, dilation, groups)
+    if tuple(g.result_shape) != tuple(out.shape):
         return False
     status = lib.tt_conv2d(
         x.dtype.code, g.x_shape, x.data_ptr(), g.x_strides, g.w_shape, w.data_ptr(), g.w_strides,
@@ -247,6 +243,31 @@ def _conv_out(xs: list[Any], attrs: dict[str, Any], out: Any) -> bool:
     )
     check(status, "Conv")
     return True
+
+
+def _conv_out(xs: list[Any], attrs: dict[str, Any], out: Any) -> bool:
+    """ONNX Conv, 2-d with symmetric padding, straight into ``out``."""
+    x, w = xs[0], xs[1]
+    b = xs[2] if len(xs) > 2 else None
+    if x.ndim != 4 or attrs.get("auto_pad", "NOTSET") not in ("NOTSET", b"NOTSET"):
+        return False
+    pads = [int(p) for p in attrs.get("pads", (0, 0, 0, 0))]
+    if pads[:2] != pads[2:]:
+        return False
+    return _conv_into(x, w, b, 2, tuple(int(s) for s in attrs.get("strides", (1, 1))), tuple(pads[:2]),
+                      tuple(int(d) for d in attrs.get("dilations", (1, 1))), int(attrs.get("group", 1)), out)
+
+
+def _traced_conv_out(xs: list[Any], attrs: dict[str, Any], out: Any) -> bool:
+    """A traced ``tt.Convolution`` (recorded as input, weight, bias, name, nd, stride, padding,
+    dilation, groups) straight into ``out``."""
+    from .trace import _fill
+
+    args = _fill(attrs["args"], xs)
+    if attrs.get("kwargs") or len(args) != 9:
+        return False
+    x, w, b, _, nd, stride, padding, dilation, groups = args
+    return _conv_into(x, w, b, nd, stride, padding, dilation, groups, out)
 
 
 def _clip_out(xs: list[Any], attrs: dict[str, Any], out: Any) -> bool:
@@ -286,7 +307,29 @@ def _traced_out(fn: Any, nargs: int) -> Any:
 
 OUT_KERNELS.update({"tt.Add": _traced_out(E.add, 2), "tt.Sub": _traced_out(E.sub, 2),
                     "tt.Mul": _traced_out(E.mul, 2), "tt.Div": _traced_out(E.div, 2),
-                    "tt.Matmul": _traced_out(_matmul_into, 3)})
+                    "tt.Matmul": _traced_out(_matmul_into, 3), "tt.Convolution": _traced_conv_out})
+
+
+def _traced_unary_out(op: str) -> Any:
+    """A traced unary primitive (recorded as input, params, name): ``elementwise.unary`` into ``out``."""
+    def k(xs: list[Any], attrs: dict[str, Any], out: Any) -> bool:
+        from .trace import _fill
+
+        args = _fill(attrs["args"], xs)
+        if attrs.get("kwargs") or len(args) != 3:
+            return False
+        E.unary(op, args[0], out, args[1], args[2])
+        return True
+    return k
+
+
+def _traced_unaries() -> dict[str, Any]:
+    from ..autograd.functions.elementwise import UNARY
+
+    return {f"tt.{cls.__name__}": _traced_unary_out(op) for op, cls in UNARY.items()}
+
+
+OUT_KERNELS.update(_traced_unaries())
 """op type -> kernel writing into a given output: ``fn(inputs, attrs, out) -> bool``."""
 
 
