@@ -1,7 +1,7 @@
 """The graph layer: an IR of ONNX-named ops, shape inference, kernels and an executor, static
-memory planning, and fused elementwise kernels (an expression such as ``relu(add(@0,@1))``
-compiled to one pass in C, :mod:`t_tensor.graph.fused_expr`). (Capture by tracing, the
-optimization passes and the arena-backed executor are the parts of the graph issue still to come.)
+memory planning and the arena executor that runs a graph with every intermediate in one arena
+(:mod:`t_tensor.graph.arena`), and fused elementwise kernels (an expression such as
+``relu(add(@0,@1))`` compiled to one pass in C, :mod:`t_tensor.graph.fused_expr`).
 
 >>> import t_tensor as tt
 >>> from t_tensor.graph import Graph
