@@ -44,6 +44,7 @@ True
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -55,7 +56,7 @@ from .. import views as V
 from .._capi import check, lib
 from ..creation import empty
 from ..nn.functional import _conv_geometry
-from .executor import bind_inputs
+from .executor import Profiler, bind_inputs
 from .ir import Graph, Node
 from .kernels import run_node
 from .memory_plan import PLANNERS, MemoryPlan, liveness
@@ -342,10 +343,19 @@ class ArenaExecutor:
     whose kernel wrote into the arena), ``copied`` / ``copied_bytes`` (results computed apart and
     copied into their slot), ``aliases`` (views bound as they are), ``unplanned`` (outputs of
     unknown shape, or views that had to be materialized, allocated outside the arena).
+
+    With ``tune=True`` the first run times, for every node that has both, its direct kernel and
+    its registry kernel followed by a copy (best of 3 each, in ``timings``), and remembers the
+    faster variant per node in ``choices`` (shapes are static, so one choice per node is one per
+    shape); later runs use it. ``run(inputs, profiler=Profiler())`` records time per op type.
     """
 
-    def __init__(self, graph: Graph, planner: str = "greedy_by_size", inplace: bool = True) -> None:
+    def __init__(self, graph: Graph, planner: str = "greedy_by_size", inplace: bool = True,
+                 tune: bool = False) -> None:
         self.graph = graph
+        self.tune = tune
+        self.choices: dict[str, str] = {}
+        self.timings: dict[str, dict[str, float]] = {}
         self.plan: GraphMemoryPlan = graph.plan_memory(planner, inplace)
         self.plan.check()
         self.arena = empty(max(self.plan.arena_bytes, 1), dtype=D.uint8)
@@ -367,16 +377,71 @@ class ArenaExecutor:
         self.stats["aliases"] += 1
         return value
 
-    def run(self, inputs: Sequence[Any] | Mapping[str, Any]) -> list[Any]:
-        """Run on ``inputs``; returns the list of outputs (copies, not arena memory)."""
+    def _direct(self, node: Node, args: list[Any]) -> bool:
+        """Run ``node`` with its ``OUT_KERNELS`` kernel into its slot; False when it has none or
+        the kernel declines these inputs."""
+        fast = OUT_KERNELS.get(node.op_type)
+        return (fast is not None and len(node.outputs) == 1 and node.outputs[0] in self.slots
+                and fast(args, node.attrs, self.slots[node.outputs[0]]))
+
+    def _copy(self, node: Node, args: list[Any], env: dict[str, Any]) -> None:
+        """Run ``node``'s registry kernel and copy its results into their slots (or bind them)."""
+        results = run_node(node, args)
+        for o, r in zip(node.outputs, results, strict=False):
+            if not o:
+                continue
+            slot = self.slots.get(o)
+            if slot is None:
+                if o in self.plan.aliases:
+                    env[o] = self._bind_alias(o, r)
+                else:
+                    self.stats["unplanned"] += 1
+                    env[o] = r
+                continue
+            if r.is_shared_with(self.arena):
+                if r.data_ptr() == slot.data_ptr() and r.stride() == slot.stride():
+                    continue  # already there
+                if o in self.plan.inplace:
+                    r = r.clone()  # a view over the slot being overwritten
+            slot.copy_(r)
+            self.stats["copied"] += 1
+            self.stats["copied_bytes"] += slot.nbytes
+
+    def _tune(self, node: Node, args: list[Any], env: dict[str, Any]) -> str:
+        """Time the direct kernel and the registry kernel + copy on this node (best of 3 each) and
+        remember the faster in ``choices``. Nodes computed in place are not tuned (running them
+        twice would read their overwritten input): they stay direct."""
+        if node.outputs[0] in self.plan.inplace or not self._direct(node, args):
+            return "direct" if node.outputs[0] in self.plan.inplace else "copy"
+        stats = dict(self.stats)
+        times = {}
+        for variant in ("direct", "copy"):
+            best = math.inf
+            for _ in range(3):
+                t0 = time.perf_counter()
+                if variant == "direct":
+                    self._direct(node, args)
+                else:
+                    self._copy(node, args, env)
+                best = min(best, time.perf_counter() - t0)
+            times[variant] = best
+        self.stats = stats  # the timing runs do not count
+        choice = min(times, key=times.get)
+        self.timings[node.name] = times
+        return choice
+
+    def run(self, inputs: Sequence[Any] | Mapping[str, Any], profiler: Profiler | None = None) -> list[Any]:
+        """Run on ``inputs``; returns the list of outputs (copies, not arena memory). A
+        :class:`~t_tensor.graph.executor.Profiler` records the time per op type."""
         from ..autograd.grad_mode import no_grad
 
         self.stats = {"direct": 0, "copied": 0, "copied_bytes": 0, "aliases": 0, "unplanned": 0}
         env = bind_inputs(self.graph, inputs)
         env.update(self.slots)
-        slots, inplace = self.slots, self.plan.inplace
+        slots = self.slots
         with no_grad():
             for node in self.plan.order:
+                t0 = time.perf_counter() if profiler is not None else 0.0
                 args = [env[i] if i else None for i in node.inputs]
                 if node.op_type == "tt.View" and self.plan.aliases.get(node.outputs[0]) in slots:
                     # a traced view's offset counts from the start of its root's storage, which is
@@ -385,32 +450,17 @@ class ArenaExecutor:
                     env[node.outputs[0]] = args[0]._view(shape, strides, offset + slots[
                         self.plan.aliases[node.outputs[0]]]._offset)
                     self.stats["aliases"] += 1
-                    continue
-                fast = OUT_KERNELS.get(node.op_type)
-                if fast is not None and len(node.outputs) == 1 and node.outputs[0] in slots \
-                        and fast(args, node.attrs, slots[node.outputs[0]]):
-                    self.stats["direct"] += 1
-                    continue
-                results = run_node(node, args)
-                for o, r in zip(node.outputs, results, strict=False):
-                    if not o:
-                        continue
-                    slot = slots.get(o)
-                    if slot is None:
-                        if o in self.plan.aliases:
-                            env[o] = self._bind_alias(o, r)
-                        else:
-                            self.stats["unplanned"] += 1
-                            env[o] = r
-                        continue
-                    if r.is_shared_with(self.arena):
-                        if r.data_ptr() == slot.data_ptr() and r.stride() == slot.stride():
-                            continue  # already there
-                        if o in inplace:
-                            r = r.clone()  # a view over the slot being overwritten
-                    slot.copy_(r)
-                    self.stats["copied"] += 1
-                    self.stats["copied_bytes"] += slot.nbytes
+                else:
+                    choice = self.choices.get(node.name)
+                    if choice is None and self.tune and node.op_type in OUT_KERNELS and len(node.outputs) == 1 \
+                            and node.outputs[0] in slots:
+                        choice = self.choices[node.name] = self._tune(node, args, env)
+                    if choice != "copy" and self._direct(node, args):
+                        self.stats["direct"] += 1
+                    else:
+                        self._copy(node, args, env)
+                if profiler is not None:
+                    profiler.add(node.op_type, time.perf_counter() - t0)
         return [env[o].clone() for o in self.graph.outputs]
 
     def __call__(self, *inputs: Any) -> Any:

@@ -136,3 +136,27 @@ def test_traced_graphs_run_on_the_arena(name):
     stats = compiled.executor.stats
     assert stats["direct"] > 0  # traced Matmul, Convolution, Add, unary primitives... write into the arena
     assert sum(stats[k] for k in ("direct", "copied", "aliases", "unplanned")) == len(compiled.graph.nodes)
+
+
+def test_tuning_remembers_a_variant_per_node_and_the_profiler_counts_op_types():
+    from t_tensor.graph import Profiler
+
+    g = _chain()
+    ex = ArenaExecutor(g, tune=True)
+    x = tt.randn(3, 4)
+    for _ in range(2):
+        got, want = ex(x), g.run(x)
+        for a, b in zip(got, want, strict=True):
+            _assert_same(a, b)
+    # Gemm and MatMul are timed both ways; Tanh, Add and Sigmoid run in place (never run twice)
+    assert set(ex.timings) == {"Gemm_0", "MatMul_3"}
+    assert all(set(t) == {"direct", "copy"} and min(t.values()) > 0 for t in ex.timings.values())
+    assert ex.choices["Tanh_1"] == ex.choices["Add_4"] == "direct"
+    assert "ReduceSum_6" not in ex.choices  # one variant only: nothing to choose
+    for name, t in ex.timings.items():
+        assert ex.choices[name] == min(t, key=t.get)
+    assert ex.stats["direct"] + ex.stats["copied"] + ex.stats["aliases"] == len(g.nodes)
+    prof = Profiler()
+    ex.run([x], profiler=prof)
+    assert prof.records["Gemm"][0] == 1 and sum(r[0] for r in prof.records.values()) == len(g.nodes)
+    assert "Transpose" in prof.table()
