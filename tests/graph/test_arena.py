@@ -181,12 +181,13 @@ def test_random_graphs_match_run(data):
         op, arity = data.draw(st.sampled_from(_RANDOM_OPS), label=f"op{k}")
         recent = names[-3:]  # mostly recent values: long chains, views read after their root
         ins = [data.draw(st.sampled_from(recent), label=f"in{k}_{j}") for j in range(arity)]
-        attrs = {}
+        if op == "ReduceMax":  # (4, 1), read at once by a broadcasting Sub: every named value stays (4, 4)
+            r = g.add_node(op, ins, [f"r{k}"], {"axes": (1,), "keepdims": 1})
+            names.append(g.add_node("Sub", [ins[0], r], [f"v{k}"]))
+            continue
         if op == "Reshape":
             ins.append("shape")
-        if op == "ReduceMax":
-            attrs = {"axes": (1,), "keepdims": 1}  # (4, 1): broadcast by its readers
-        names.append(g.add_node(op, ins, [f"v{k}"], attrs))
+        names.append(g.add_node(op, ins, [f"v{k}"]))
     outs = data.draw(st.lists(st.sampled_from(names[2:]), min_size=1, max_size=2, unique=True), label="outputs")
     g.outputs = outs
     g.infer_shapes()
