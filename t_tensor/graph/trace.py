@@ -240,8 +240,8 @@ class CompiledFunction:
     """A traced function: call it like the function; ``graph`` is what runs.
 
     ``memory_plan()`` plans the intermediates of the graph in one arena (greedy by size) and
-    reports arena, naive and lower-bound bytes; ``profile(*inputs)`` runs once and returns the
-    per-op-type time table. With ``arena=True`` calls run on an
+    reports arena, naive and lower-bound bytes (see :mod:`t_tensor.graph.arena`);
+    ``profile(*inputs)`` runs once and returns the per-op-type time table. With ``arena=True`` calls run on an
     :class:`~t_tensor.graph.arena.ArenaExecutor` (one arena allocated once, reused by every call;
     ``executor.stats`` tells how many results were written in place and how many copied).
     """
@@ -261,18 +261,10 @@ class CompiledFunction:
             return (result,)
         return tuple(result) if isinstance(result, list) else result
 
-    def memory_plan(self, planner: str = "greedy_by_size") -> Any:
-        from t_tensor.graph.memory_plan import PLANNERS, liveness
-
-        order = self.graph.topo_sort()
-        steps = [(node.name, [i for i in node.inputs if i], [o for o in node.outputs if o]) for node in order]
-        sizes = {}
-        for name, info in self.graph.values.items():
-            if info.shape is not None and info.dtype is not None:
-                sizes[name] = int(np.prod(info.shape, dtype=np.int64)) * info.dtype.itemsize
-        bound = set(self.graph.inputs) | set(self.graph.initializers)
-        tensors = liveness(steps, sizes, outputs=self.graph.outputs, bound=bound)
-        return PLANNERS[planner](tensors, 64, False)
+    def memory_plan(self, planner: str = "greedy_by_size", inplace: bool = False) -> Any:
+        """The graph's memory plan (``Graph.plan_memory``: views alias their input, graph outputs
+        live to the end; ``inplace`` lets elementwise nodes reuse a dying input)."""
+        return self.graph.plan_memory(planner, inplace)
 
     def profile(self, *inputs: Any) -> Any:
         from t_tensor.graph.executor import Profiler
