@@ -1,5 +1,6 @@
 """Graph executor benchmark: the plain executor (``graph.run``: every result a fresh allocation)
-vs the arena executor (every intermediate planned in one arena allocated once) vs onnxruntime
+vs the arena executor (every intermediate planned in one arena allocated once; also with
+``tune=True``, which picks per node the faster of direct kernel and kernel + copy) vs onnxruntime
 with 1 and 2 threads, and the planned arena vs the naive sum vs the lower bound (with and
 without in-place reuse), per model.
 
@@ -117,8 +118,9 @@ def main() -> None:
             path, x, expected = export(net, shape, Path(tmp), name)
             g = tt_onnx.load(str(path))
             arena = ArenaExecutor(g)
+            tuned = ArenaExecutor(g, tune=True)
             xt = tt.tensor(x)
-            for got in (g.run(xt), arena(xt)):
+            for got in (g.run(xt), arena(xt), tuned(xt)):
                 np.testing.assert_allclose(got.numpy(), expected, rtol=1e-3, atol=1e-4)
             sessions = {}
             for threads in (1, 2):
@@ -127,7 +129,7 @@ def main() -> None:
                 sessions[threads] = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
                 np.testing.assert_allclose(sessions[threads].run(None, {"x": x})[0], expected, rtol=1e-3, atol=1e-4)
             feeds = {"x": x}
-            runs = [lambda g=g, xt=xt: g.run(xt), lambda arena=arena, xt=xt: arena(xt),
+            runs = [lambda g=g, xt=xt: g.run(xt), lambda arena=arena, xt=xt: arena(xt), lambda t=tuned, xt=xt: t(xt),
                     lambda s=sessions[1], f=feeds: s.run(None, f), lambda s=sessions[2], f=feeds: s.run(None, f)]
             times = [median_ms(run, repeat, number) for run in runs]
             latency_rows.append((name, len(g.nodes), *times, arena.stats))
@@ -136,10 +138,10 @@ def main() -> None:
             memory_rows.append((name, plan_out.naive_bytes, plan_out.lower_bound, plan_out.arena_bytes,
                                 plan_in.arena_bytes))
     print("latency, ms per run (median)")
-    print(f"{'model':<16} {'nodes':>5} {'plain':>8} {'arena':>8} {'ort 1t':>8} {'ort 2t':>8}  arena stats")
-    for name, nodes, plain, ar, o1, o2, stats in latency_rows:
+    print(f"{'model':<16} {'nodes':>5} {'plain':>8} {'arena':>8} {'tuned':>8} {'ort 1t':>8} {'ort 2t':>8}  arena stats")
+    for name, nodes, plain, ar, tu, o1, o2, stats in latency_rows:
         st = f"direct {stats['direct']}, copied {stats['copied']}, views {stats['aliases']}"
-        print(f"{name:<16} {nodes:>5} {plain:>8.3f} {ar:>8.3f} {o1:>8.3f} {o2:>8.3f}  {st}")
+        print(f"{name:<16} {nodes:>5} {plain:>8.3f} {ar:>8.3f} {tu:>8.3f} {o1:>8.3f} {o2:>8.3f}  {st}")
     print()
     print("memory, KiB (greedy by size, 64-byte aligned; graph outputs planned, inputs and weights bound)")
     print(f"{'model':<16} {'naive':>9} {'lower bd':>9} {'arena':>9} {'in place':>9} {'arena/bd':>9}")
