@@ -1,7 +1,8 @@
 """The graph layer: an IR of ONNX-named ops, shape inference, kernels and an executor, static
-memory planning, and fused elementwise kernels (an expression such as ``relu(add(@0,@1))``
-compiled to one pass in C, :mod:`t_tensor.graph.fused_expr`), and optimization passes
-(:mod:`t_tensor.graph.passes`, ``graph.optimize()``).
+memory planning and the arena executor that runs a graph with every intermediate in one arena
+(:mod:`t_tensor.graph.arena`), fused elementwise kernels (an expression such as
+``relu(add(@0,@1))`` compiled to one pass in C, :mod:`t_tensor.graph.fused_expr`), and
+optimization passes (:mod:`t_tensor.graph.passes`, ``graph.optimize()``).
 
 >>> import t_tensor as tt
 >>> from t_tensor.graph import Graph
@@ -12,6 +13,9 @@ compiled to one pass in C, :mod:`t_tensor.graph.fused_expr`), and optimization p
 >>> g.run(tt.tensor([1.0, -2.0])).tolist()
 [-1.0, 2.0]
 """
+
+# arena executor (t_tensor/graph/arena.py)
+from t_tensor.graph.arena import ALIAS_OPS, INPLACE_OPS, OUT_KERNELS, ArenaExecutor, GraphMemoryPlan, plan_graph
 
 # graph-core: IR, shape inference, kernels, plain executor
 from t_tensor.graph.executor import Profiler, execute
@@ -66,6 +70,8 @@ __all__ = [
     # memory planning
     "PLANNERS", "MemoryPlan", "PlannedTensor", "PlannerComparison", "compare_planners", "liveness",
     "plan_greedy_by_size", "plan_offset_allocator",
+    # arena executor
+    "ALIAS_OPS", "INPLACE_OPS", "OUT_KERNELS", "ArenaExecutor", "GraphMemoryPlan", "plan_graph",
     # fused elementwise kernels
     "FUSED_OPS", "MAX_NESTING", "ONNX_TO_FUSED", "ExprNode", "FusedExprError", "FusedKernel", "Instr", "Token",
     "parse", "to_postfix", "tokenize",

@@ -28,7 +28,7 @@ from ..creation import as_tensor
 from .ir import Graph
 from .kernels import run_node
 
-__all__ = ["execute", "Profiler"]
+__all__ = ["execute", "bind_inputs", "Profiler"]
 
 
 class Profiler:
@@ -66,29 +66,7 @@ def execute(graph: Graph, inputs: Sequence[Any] | Mapping[str, Any], profiler: P
     Graph inputs that have an initializer (a default value) may be omitted. A value's memory is
     dropped after its last reader has run.
     """
-    env: dict[str, Any] = dict(graph.initializers)
-    if isinstance(inputs, Mapping):
-        unknown = set(inputs) - set(graph.inputs)
-        if unknown:
-            raise ValueError(f"run: unknown inputs {sorted(unknown)}; the graph's inputs are {graph.inputs}")
-        given = dict(inputs)
-    else:
-        required = [n for n in graph.inputs if n not in graph.initializers]
-        names = graph.inputs if len(inputs) > len(required) else required
-        if len(inputs) > len(names) or len(inputs) < len(required):
-            raise ValueError(f"run: expected {len(required)} inputs {required}, got {len(inputs)}")
-        given = dict(zip(names, inputs, strict=False))
-    for name in graph.inputs:
-        if name in given:
-            t = as_tensor(given[name])
-            info = graph.values.get(name)
-            if info is not None and ((info.shape is not None and tuple(t.shape) != tuple(info.shape))
-                                     or (info.dtype is not None and t.dtype != info.dtype)):
-                raise ValueError(f"run: input {name!r} is {tuple(t.shape)} {t.dtype.name}; the graph declares "
-                                 f"{info.describe()}")
-            env[name] = t
-        elif name not in env:
-            raise ValueError(f"run: missing input {name!r}")
+    env = bind_inputs(graph, inputs)
     order = graph.topo_sort()
     last_use: dict[str, int] = {}
     for k, node in enumerate(order):
@@ -115,3 +93,32 @@ def execute(graph: Graph, inputs: Sequence[Any] | Mapping[str, Any], profiler: P
     # An output that is a constant of the graph (folded) is returned as a copy: a caller writing
     # into its result must not change the graph.
     return [env[o].clone() if o in graph.initializers else env[o] for o in graph.outputs]
+
+
+def bind_inputs(graph: Graph, inputs: Sequence[Any] | Mapping[str, Any]) -> dict[str, Any]:
+    """The initializers and the given ``inputs`` (see :func:`execute`) as a name -> tensor dict,
+    each input checked against the shape and dtype the graph declares for it."""
+    env: dict[str, Any] = dict(graph.initializers)
+    if isinstance(inputs, Mapping):
+        unknown = set(inputs) - set(graph.inputs)
+        if unknown:
+            raise ValueError(f"run: unknown inputs {sorted(unknown)}; the graph's inputs are {graph.inputs}")
+        given = dict(inputs)
+    else:
+        required = [n for n in graph.inputs if n not in graph.initializers]
+        names = graph.inputs if len(inputs) > len(required) else required
+        if len(inputs) > len(names) or len(inputs) < len(required):
+            raise ValueError(f"run: expected {len(required)} inputs {required}, got {len(inputs)}")
+        given = dict(zip(names, inputs, strict=False))
+    for name in graph.inputs:
+        if name in given:
+            t = as_tensor(given[name])
+            info = graph.values.get(name)
+            if info is not None and ((info.shape is not None and tuple(t.shape) != tuple(info.shape))
+                                     or (info.dtype is not None and t.dtype != info.dtype)):
+                raise ValueError(f"run: input {name!r} is {tuple(t.shape)} {t.dtype.name}; the graph declares "
+                                 f"{info.describe()}")
+            env[name] = t
+        elif name not in env:
+            raise ValueError(f"run: missing input {name!r}")
+    return env

@@ -309,6 +309,33 @@ class Graph:
         outs = execute(self, list(inputs), profiler=profiler)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
+    # -- memory planning (graph-arena) ------------------------------------------------------------
+    memory_plan: Any = None
+    """The plan the last ``plan_memory`` call made (None before)."""
+
+    def plan_memory(self, planner: str = "greedy_by_size", inplace: bool = True, alignment: int = 64) -> Any:
+        """Give every intermediate value an offset in one arena (see :mod:`t_tensor.graph.arena`):
+        node outputs (graph outputs included, live to the end) are planned; inputs and initializers
+        are bound; views (Reshape, Transpose, ...) alias their input; an elementwise node's output
+        may reuse a dying input of the same shape and dtype when ``inplace``. Sets and returns
+        ``self.memory_plan``.
+
+        >>> import t_tensor as tt
+        >>> g = Graph()
+        >>> _ = g.add_input("x", (4, 4), tt.float32)
+        >>> _ = g.add_node("Exp", ["x"], ["a"])
+        >>> _ = g.add_node("Neg", ["a"], ["y"])
+        >>> g.outputs = ["y"]
+        >>> plan = g.plan_memory()
+        >>> plan.arena_bytes, plan.naive_bytes, plan.lower_bound, plan.inplace
+        (64, 128, 128, {'y': 'a'})
+        """
+        from .arena import plan_graph
+
+        self.memory_plan = plan_graph(self, planner, inplace, alignment)
+        return self.memory_plan
+    # -- end of memory planning (graph-arena) -----------------------------------------------------
+
     # -- views ----------------------------------------------------------------------------------
     def _info(self, name: str) -> str:
         v = self.values.get(name)

@@ -77,9 +77,24 @@ def _primitive_kernel(name: str) -> Callable:
         args = _fill(attrs["args"], inputs)
         kwargs = {k: _fill(v, inputs) for k, v in attrs.get("kwargs", {}).items()}
         with no_grad():
+            if name == "View":
+                return _replay_view(args, attrs["base"])
             return function.forward(function._backward_cls(), *args, **kwargs)
 
     return run
+
+
+def _replay_view(args: tuple, base: tuple) -> Any:
+    """A recorded view applied to a new input. The recorded offset counts from the start of the
+    traced input's storage, and the strides assume its layout: the view is re-anchored on the new
+    input's offset, after laying the input out like the traced one if its strides differ."""
+    from t_tensor.autograd.functions.views import Restride
+
+    x, shape, strides, offset = args
+    _, b_strides, b_offset, _ = base
+    if tuple(x._strides) != tuple(b_strides):
+        x = Restride.forward(None, x, tuple(b_strides))
+    return x._view(tuple(shape), tuple(strides), x._offset + offset - b_offset)
 
 
 def _primitive_shapes(ctx: Ctx) -> list:
@@ -243,32 +258,31 @@ class CompiledFunction:
     """A traced function: call it like the function; ``graph`` is what runs.
 
     ``memory_plan()`` plans the intermediates of the graph in one arena (greedy by size) and
-    reports arena, naive and lower-bound bytes (the executor does not use the arena yet);
-    ``profile(*inputs)`` runs once and returns the per-op-type time table.
+    reports arena, naive and lower-bound bytes (see :mod:`t_tensor.graph.arena`);
+    ``profile(*inputs)`` runs once and returns the per-op-type time table. With ``arena=True`` calls run on an
+    :class:`~t_tensor.graph.arena.ArenaExecutor` (one arena allocated once, reused by every call;
+    ``executor.stats`` tells how many results were written in place and how many copied).
     """
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, arena: bool = False) -> None:
         self.graph = graph
+        self.executor: Any = None
+        if arena:
+            from t_tensor.graph.arena import ArenaExecutor
+
+            self.executor = ArenaExecutor(graph)
 
     def __call__(self, *inputs: Any) -> Any:
         with no_grad():
-            result = self.graph.run(*inputs)
+            result = self.graph.run(*inputs) if self.executor is None else self.executor(*inputs)
         if getattr(self.graph, "_tuple_output", False) and not isinstance(result, (tuple, list)):
             return (result,)
         return tuple(result) if isinstance(result, list) else result
 
-    def memory_plan(self, planner: str = "greedy_by_size") -> Any:
-        from t_tensor.graph.memory_plan import PLANNERS, liveness
-
-        order = self.graph.topo_sort()
-        steps = [(node.name, [i for i in node.inputs if i], [o for o in node.outputs if o]) for node in order]
-        sizes = {}
-        for name, info in self.graph.values.items():
-            if info.shape is not None and info.dtype is not None:
-                sizes[name] = int(np.prod(info.shape, dtype=np.int64)) * info.dtype.itemsize
-        bound = set(self.graph.inputs) | set(self.graph.initializers)
-        tensors = liveness(steps, sizes, outputs=self.graph.outputs, bound=bound)
-        return PLANNERS[planner](tensors, 64, False)
+    def memory_plan(self, planner: str = "greedy_by_size", inplace: bool = False) -> Any:
+        """The graph's memory plan (``Graph.plan_memory``: views alias their input, graph outputs
+        live to the end; ``inplace`` lets elementwise nodes reuse a dying input)."""
+        return self.graph.plan_memory(planner, inplace)
 
     def profile(self, *inputs: Any) -> Any:
         from t_tensor.graph.executor import Profiler
@@ -279,7 +293,8 @@ class CompiledFunction:
         return profiler
 
 
-def compile(fn: Callable[..., Any], example_inputs: Sequence[Any]) -> CompiledFunction:
+def compile(fn: Callable[..., Any], example_inputs: Sequence[Any], *, arena: bool = False) -> CompiledFunction:
     """Trace ``fn`` on ``example_inputs`` and return a callable that runs the graph (same values
-    as ``fn`` on inputs of the same shapes and dtypes). See :func:`trace`."""
-    return CompiledFunction(trace(fn, example_inputs))
+    as ``fn`` on inputs of the same shapes and dtypes). See :func:`trace`. ``arena=True`` runs it
+    with all intermediates planned in one arena (:class:`~t_tensor.graph.arena.ArenaExecutor`)."""
+    return CompiledFunction(trace(fn, example_inputs), arena=arena)

@@ -91,6 +91,8 @@ MODULES = [
     "t_tensor.graph.passes.batchnorm_fold",
     "t_tensor.graph.passes.conv_fuse",
     "t_tensor.graph.passes.elementwise_fusion",
+    # graph layer: arena executor
+    "t_tensor.graph.arena",
 ]
 
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE

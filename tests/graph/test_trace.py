@@ -98,3 +98,9 @@ def test_onnx_names_keep_the_values(name: str) -> None:
     x = tt.randn(*shape)
     with tt.no_grad():
         np.testing.assert_allclose(renamed.run(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_views_replay_on_inputs_with_another_offset_or_layout() -> None:
+    compiled = tt.compile(lambda x: x.reshape(2, 3).T.exp(), (tt.ones(6),))
+    for x in (tt.arange(12.0)[6:], tt.arange(12.0)[::2], tt.arange(6.0)):
+        np.testing.assert_allclose(compiled(x).numpy(), x.reshape(2, 3).T.exp().numpy(), rtol=1e-6)

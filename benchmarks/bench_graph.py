@@ -1,0 +1,154 @@
+"""Graph executor benchmark: the plain executor (``graph.run``: every result a fresh allocation)
+vs the arena executor (every intermediate planned in one arena allocated once; also with
+``tune=True``, which picks per node the faster of direct kernel and kernel + copy) vs onnxruntime
+with 1 and 2 threads, and the planned arena vs the naive sum vs the lower bound (with and
+without in-place reuse), per model.
+
+Each model (MLP, LeNet-style CNN, ResNet-style block with BatchNorm, MobileNet-style depthwise
+block, transformer encoder block) is built in PyTorch, exported with
+``torch.onnx.export(dynamo=False)`` into a temporary directory and imported with
+``t_tensor.onnx.load``. Every executor's output is checked against PyTorch first. Latency is the
+median of several timed batches of runs (milliseconds per run).
+
+Run by hand: ``python benchmarks/bench_graph.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import timeit
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import onnxruntime as ort  # noqa: E402
+import torch  # noqa: E402
+
+import t_tensor as tt  # noqa: E402
+from t_tensor import onnx as tt_onnx  # noqa: E402
+from t_tensor.graph import ArenaExecutor  # noqa: E402
+
+nn = torch.nn
+
+
+class ResBlock(nn.Module):
+    def __init__(self, c: int) -> None:
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+        self.conv2, self.bn2 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        return torch.relu(x + self.bn2(self.conv2(y)))
+
+
+class Encoder(nn.Module):
+    """A pre-norm transformer encoder block: multi-head self-attention and a GELU MLP."""
+
+    def __init__(self, d: int = 64, heads: int = 4) -> None:
+        super().__init__()
+        self.heads = heads
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
+        q, k, v = (z.reshape(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+        att = torch.softmax(q @ k.transpose(-2, -1) / (d // self.heads) ** 0.5, dim=-1) @ v
+        x = x + self.proj(att.transpose(1, 2).reshape(b, t, d))
+        return x + self.mlp(self.ln2(x))
+
+
+def models() -> dict:
+    return {
+        "mlp": (nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
+                              nn.Linear(256, 10)), (64, 1, 28, 28)),
+        "lenet": (nn.Sequential(nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5),
+                                nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(400, 120), nn.ReLU(),
+                                nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10)), (16, 1, 28, 28)),
+        "resnet_block": (nn.Sequential(nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU(),
+                                       ResBlock(16), ResBlock(16), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                                       nn.Linear(16, 10)), (8, 3, 32, 32)),
+        "mobilenet_block": (nn.Sequential(nn.Conv2d(16, 64, 1), nn.BatchNorm2d(64), nn.ReLU6(),
+                                          nn.Conv2d(64, 64, 3, padding=1, groups=64), nn.BatchNorm2d(64), nn.ReLU6(),
+                                          nn.Conv2d(64, 16, 1), nn.BatchNorm2d(16), nn.AdaptiveAvgPool2d(1),
+                                          nn.Flatten(), nn.Linear(16, 10)), (8, 16, 32, 32)),
+        "encoder_block": (Encoder(), (8, 32, 64)),
+    }
+
+
+def export(net: nn.Module, shape: tuple, folder: Path, name: str) -> tuple[Path, np.ndarray, np.ndarray]:
+    torch.manual_seed(0)
+    for m in net.modules():  # non-trivial BatchNorm statistics
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 2.0)
+    net.eval()
+    x = torch.randn(*shape)
+    path = folder / f"{name}.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(net, (x,), str(path), dynamo=False, opset_version=17, input_names=["x"],
+                          output_names=["y"])
+    with torch.no_grad():
+        expected = net(x).numpy()
+    return path, x.numpy(), expected
+
+
+def median_ms(fn, repeat: int, number: int) -> float:
+    fn()
+    return 1e3 * statistics.median(timeit.repeat(fn, repeat=repeat, number=number)) / number
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    args = parser.parse_args()
+    repeat, number = (3, 3) if args.quick else (7, 10)
+    latency_rows, memory_rows = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (net, shape) in models().items():
+            path, x, expected = export(net, shape, Path(tmp), name)
+            g = tt_onnx.load(str(path))
+            arena = ArenaExecutor(g)
+            tuned = ArenaExecutor(g, tune=True)
+            xt = tt.tensor(x)
+            for got in (g.run(xt), arena(xt), tuned(xt)):
+                np.testing.assert_allclose(got.numpy(), expected, rtol=1e-3, atol=1e-4)
+            sessions = {}
+            for threads in (1, 2):
+                opts = ort.SessionOptions()
+                opts.intra_op_num_threads, opts.inter_op_num_threads = threads, 1
+                sessions[threads] = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+                np.testing.assert_allclose(sessions[threads].run(None, {"x": x})[0], expected, rtol=1e-3, atol=1e-4)
+            feeds = {"x": x}
+            runs = [lambda g=g, xt=xt: g.run(xt), lambda arena=arena, xt=xt: arena(xt), lambda t=tuned, xt=xt: t(xt),
+                    lambda s=sessions[1], f=feeds: s.run(None, f), lambda s=sessions[2], f=feeds: s.run(None, f)]
+            times = [median_ms(run, repeat, number) for run in runs]
+            latency_rows.append((name, len(g.nodes), *times, arena.stats))
+            plan_in = g.plan_memory(inplace=True)
+            plan_out = g.plan_memory(inplace=False)
+            memory_rows.append((name, plan_out.naive_bytes, plan_out.lower_bound, plan_out.arena_bytes,
+                                plan_in.arena_bytes))
+    print("latency, ms per run (median)")
+    print(f"{'model':<16} {'nodes':>5} {'plain':>8} {'arena':>8} {'tuned':>8} {'ort 1t':>8} {'ort 2t':>8}  arena stats")
+    for name, nodes, plain, ar, tu, o1, o2, stats in latency_rows:
+        st = f"direct {stats['direct']}, copied {stats['copied']}, views {stats['aliases']}"
+        print(f"{name:<16} {nodes:>5} {plain:>8.3f} {ar:>8.3f} {tu:>8.3f} {o1:>8.3f} {o2:>8.3f}  {st}")
+    print()
+    print("memory, KiB (greedy by size, 64-byte aligned; graph outputs planned, inputs and weights bound)")
+    print(f"{'model':<16} {'naive':>9} {'lower bd':>9} {'arena':>9} {'in place':>9} {'arena/bd':>9}")
+    for name, naive, bound, arena_b, inplace_b in memory_rows:
+        print(f"{name:<16} {naive / 1024:>9.1f} {bound / 1024:>9.1f} {arena_b / 1024:>9.1f} {inplace_b / 1024:>9.1f} "
+              f"{arena_b / bound:>9.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,475 @@
+"""The arena executor: plan every intermediate tensor of a graph into one block of memory, allocate
+that block once, and run the nodes writing their results straight into their planned slots.
+
+Planning (:func:`plan_graph`, called by ``Graph.plan_memory``):
+
+* **Planned** values: every node output with a known shape and dtype (from ``infer_shapes``),
+  including the graph outputs, which live until the end of the run (the executor returns copies
+  of them, since the next call reuses the arena).
+* **Bound** values: graph inputs and initializers have memory of their own and are not planned.
+* **Aliases**: the outputs of view ops (``Reshape``, ``Flatten``, ``Squeeze``, ``Unsqueeze``,
+  ``Identity``, ``Transpose``, ``Expand``, ``Slice``, ``Split``, ``Dropout``'s output) are not
+  planned either: they are views of their first input, so that input's slot is kept alive until
+  the last reader of any of its views.
+* **In place**: the output of an elementwise node may take over the slot of an input that dies at
+  that node, when that input is read directly (not through a view), has the output's shape and
+  dtype (so it is not broadcast) and is planned.
+
+Running (:class:`ArenaExecutor`): kernels listed in :data:`OUT_KERNELS` (the common elementwise
+ops, ``MatMul``, ``Gemm`` and ``Conv``) write into the slot; any other kernel computes a new
+tensor that is then copied into the slot. ``stats`` counts both, so the gap is visible.
+
+>>> import t_tensor as tt
+>>> from t_tensor.graph import Graph, ArenaExecutor
+>>> g = Graph()
+>>> _ = g.add_input("x", (2, 3), tt.float32)
+>>> _ = g.add_initializer("w", tt.ones(3, 4))
+>>> _ = g.add_node("MatMul", ["x", "w"], ["a"])
+>>> _ = g.add_node("Relu", ["a"], ["b"])
+>>> _ = g.add_node("Reshape", ["b", "shape"], ["c"])
+>>> _ = g.add_initializer("shape", tt.tensor([8]))
+>>> _ = g.add_node("Exp", ["c"], ["y"])
+>>> g.outputs = ["y"]
+>>> ex = ArenaExecutor(g.infer_shapes())
+>>> print(g.memory_plan.summary())
+MemoryPlan(greedy_by_size): 3 tensors, 5 steps, arena 128 B, naive 192 B, lower bound 128 B, in place saved 64 B
+>>> g.memory_plan.aliases
+{'c': 'b'}
+>>> ex(tt.ones(2, 3)).tolist() == g.run(tt.ones(2, 3)).tolist()
+True
+>>> ex.stats
+{'direct': 3, 'copied': 0, 'copied_bytes': 0, 'aliases': 1, 'unplanned': 0}
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .. import dtypes as D
+from .. import elementwise as E
+from .. import strides as S
+from .. import views as V
+from .._capi import check, lib
+from ..creation import empty
+from ..nn.functional import _conv_geometry
+from .executor import Profiler, bind_inputs
+from .ir import Graph, Node
+from .kernels import run_node
+from .memory_plan import PLANNERS, MemoryPlan, liveness
+
+__all__ = ["ALIAS_OPS", "INPLACE_OPS", "OUT_KERNELS", "ArenaExecutor", "GraphMemoryPlan", "plan_graph"]
+
+# op type -> the output indices that are views of input 0 (None: all outputs)
+ALIAS_OPS: dict[str, tuple[int, ...] | None] = {
+    op: None for op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Transpose", "Expand", "Slice",
+                        "Split")
+}
+ALIAS_OPS["Dropout"] = (0,)
+ALIAS_OPS["tt.View"] = None  # a traced view: shape, strides and offset over its input's storage
+
+# traced primitives whose result has a layout later views depend on: never copied into a slot
+_UNPLANNED_OPS = frozenset({"tt.Restride"})
+
+_ELEMENTWISE = (
+    "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Where", "Relu", "Sigmoid", "Tanh", "Exp", "Log",
+    "Sqrt", "Neg", "Erf", "Abs", "Reciprocal", "Floor", "Ceil", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh",
+    "Cosh", "Asinh", "Acosh", "Atanh", "Sign", "Round", "Not", "Gelu", "LeakyRelu", "Elu", "Softplus",
+    "HardSigmoid", "HardSwish", "Clip", "PRelu", "Cast", "Selu", "Celu", "Softsign", "Mish", "Swish",
+)
+_ELEMENTWISE_PRIMITIVES = (
+    "Add", "Sub", "Mul", "Div", "Pow", "Maximum", "Minimum", "Where", "Relu", "Sigmoid", "Tanh", "Exp", "Log",
+    "Sqrt", "Rsqrt", "Neg", "Erf", "Abs", "Reciprocal", "Square", "Gelu", "GeluTanh", "Silu", "LeakyRelu", "Elu",
+    "Softplus", "Clamp", "ClampMin", "ClampMax", "Sin", "Cos", "Exp2", "Expm1", "Log1p",
+)
+INPLACE_OPS: frozenset[str] = frozenset(_ELEMENTWISE) | frozenset(f"tt.{p}" for p in _ELEMENTWISE_PRIMITIVES)
+"""Op types whose output element k depends only on element k of each input: their output may be
+computed in place over an input of the same shape and dtype that dies at the node."""
+
+
+@dataclass
+class GraphMemoryPlan(MemoryPlan):
+    """A :class:`~t_tensor.graph.memory_plan.MemoryPlan` of a graph, plus what the executor needs:
+    ``order`` (the nodes in execution order), ``aliases`` {view value: the planned or bound value
+    it is a view of} and ``unplanned`` (node outputs of unknown shape: allocated at run time)."""
+
+    order: list[Node] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)
+    unplanned: list[str] = field(default_factory=list)
+
+
+def _nbytes(shape: tuple[int, ...], dtype: D.DType) -> int:
+    return math.prod(shape) * dtype.itemsize
+
+
+def plan_graph(graph: Graph, planner: str = "greedy_by_size", inplace: bool = True,
+               alignment: int = 64) -> GraphMemoryPlan:
+    """Plan the memory of ``graph`` (see the module docstring); runs ``infer_shapes`` first when a
+    node output has no shape yet. ``planner`` is a name from ``memory_plan.PLANNERS``."""
+    if planner not in PLANNERS:
+        raise ValueError(f"plan_memory: unknown planner {planner!r}; choose one of {sorted(PLANNERS)}")
+    if any(o and (graph.values.get(o) is None or graph.values[o].shape is None or graph.values[o].dtype is None)
+           for node in graph.nodes for o in node.outputs):
+        graph.infer_shapes(strict=False)
+    order = graph.topo_sort()
+    aliases: dict[str, str] = {}
+    unplanned: list[str] = []
+    sizes: dict[str, int] = {}
+    steps = []
+    for node in order:
+        root = aliases.get(node.inputs[0], node.inputs[0]) if node.inputs else ""
+        which = ALIAS_OPS.get(node.op_type, ())
+        outs = []
+        for k, o in enumerate(node.outputs):
+            if not o:
+                continue
+            info = graph.values.get(o)
+            if root and (which is None or k in which):
+                aliases[o] = root
+            elif info is None or info.shape is None or info.dtype is None or node.op_type in _UNPLANNED_OPS:
+                unplanned.append(o)
+            else:
+                sizes[o] = _nbytes(tuple(info.shape), info.dtype)
+                outs.append(o)
+        # a reader of a view reads its root: that keeps the root's slot alive
+        ins = [aliases.get(i, i) for i in node.inputs if i]
+        ins = [i for i in ins if i in sizes]
+        steps.append((node.name, ins, outs))
+    outputs = [aliases.get(o, o) for o in graph.outputs]
+    tensors = liveness(steps, sizes, outputs=[o for o in outputs if o in sizes], bound=())
+    if inplace:
+        tensors = _inplace_hints(graph, order, tensors, aliases)
+    plan = PLANNERS[planner](tensors, alignment, inplace)
+    return GraphMemoryPlan(**{f: getattr(plan, f) for f in MemoryPlan.__dataclass_fields__},
+                           order=order, aliases=aliases, unplanned=unplanned)
+
+
+def _inplace_hints(graph: Graph, order: list[Node], tensors: list[Any], aliases: dict[str, str]) -> list[Any]:
+    """Set ``inplace_of`` on the outputs of elementwise nodes (see the module docstring)."""
+    by_name = {t.name: t for t in tensors}
+    outputs = set(graph.outputs)
+    result = []
+    taken: set[str] = set()
+    for t in tensors:
+        node = order[t.first]
+        if node.op_type in INPLACE_OPS:
+            out_info = graph.values[t.name]
+            for i in node.inputs:
+                src = by_name.get(i)  # read directly: an alias name is not in by_name
+                info = graph.values.get(i)
+                if (src is not None and i not in taken and i not in outputs and src.last == t.first
+                        and info.shape == out_info.shape and info.dtype == out_info.dtype):
+                    t = replace(t, inplace_of=i)
+                    taken.add(i)
+                    break
+        result.append(t)
+    return result
+
+
+# -- kernels that write into a given output -----------------------------------------------------
+# Each takes (inputs, attrs, out) and returns True when it wrote ``out``, False when it cannot
+# handle these inputs (the executor then runs the registry kernel and copies).
+def _binary_out(fn: Any, float_only: bool = False) -> Any:
+    def k(xs: list[Any], attrs: dict[str, Any], out: Any) -> bool:
+        if float_only and not xs[0].dtype.is_floating_point:
+            return False
+        fn(xs[0], xs[1], out=out)
+        return True
+    return k
+
+
+def _unary_out(fn: Any) -> Any:
+    def k(xs: list[Any], attrs: dict[str, Any], out: Any) -> bool:
+        fn(xs[0], out=out)
+        return True
+    return k
+
+
+def _matmul_into(a: Any, b: Any, out: Any) -> bool:
+    """``out = a @ b`` by one C call writing into ``out``: both operands at least 2-D, of one float
+    dtype, ``out`` contiguous of the broadcast shape; anything else returns False."""
+    if a.ndim < 2 or b.ndim < 2 or a.dtype != b.dtype or not a.dtype.is_floating_point or out.dtype != a.dtype:
+        return False
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    if b.shape[-2] != k:
+        return False
+    batch = S.broadcast_shapes(a.shape[:-2], b.shape[:-2], fn="MatMul")
+    if tuple(out.shape) != batch + (m, n) or not out.is_contiguous():
+        return False
+    a_strides = S.expand_strides(a.shape[:-2], a.stride()[:-2], batch, fn="MatMul") + a.stride()[-2:]
+    b_strides = S.expand_strides(b.shape[:-2], b.stride()[:-2], batch, fn="MatMul") + b.stride()[-2:]
+    status = lib.tt_matmul(a.dtype.code, len(batch), batch, m, n, k, a.data_ptr(), a_strides, b.data_ptr(),
+                           b_strides, out.data_ptr(), S.contiguous_strides_of_valid_shape(batch + (m, n)), 0)
+    check(status, "MatMul")
+    return True
+
+
+def _matmul_out(xs: list[Any], attrs: dict[str, Any], out: Any) -> bool:
+    return _matmul_into(xs[0], xs[1], out)
+
+
+def _gemm_out(xs: list[Any], attrs: dict[str, Any], out: Any) -> bool:
+    a, b = xs[0], xs[1]
+    if float(attrs.get("alpha", 1.0)) != 1.0:
+        return False
+    if attrs.get("transA", 0):
+        a = V.transpose(a, 0, 1)
+    if attrs.get("transB", 0):
+        b = V.transpose(b, 0, 1)
+    if not _matmul_into(a, b, out):
+        return False
+    beta = float(attrs.get("beta", 1.0))
+    if len(xs) > 2 and xs[2] is not None and beta != 0.0:
+        E.add(out, xs[2] if beta == 1.0 else E.mul(xs[2], beta), out=out)
+    return True
+
+
+def _conv_into(x: Any, w: Any, b: Any, nd: int, stride: Any, padding: Any, dilation: Any, groups: Any,
+               out: Any) -> bool:
+    """A 1-d or 2-d convolution (symmetric padding, as ``nn.functional.conv2d``) written by one C
+    call into ``out``; False when ``out`` is not the contiguous result of these arguments."""
+    if not out.is_contiguous() or out.dtype != x.dtype or isinstance(padding, str):
+        return False
+    g = _conv_geometry("Conv", nd, x, w, b, stride, padding, dilation, groups)
+    if tuple(g.result_shape) != tuple(out.shape):
+        return False
+    status = lib.tt_conv2d(
+        x.dtype.code, g.x_shape, x.data_ptr(), g.x_strides, g.w_shape, w.data_ptr(), g.w_strides,
+        0 if b is None else b.data_ptr(), 0 if b is None else b.stride()[0],
+        g.stride, g.before, g.dilation, g.groups, g.out_spatial, out.data_ptr(),
+    )
+    check(status, "Conv")
+    return True
+
+
+def _conv_out(xs: list[Any], attrs: dict[str, Any], out: Any) -> bool:
+    """ONNX Conv, 2-d with symmetric padding, straight into ``out``."""
+    x, w = xs[0], xs[1]
+    b = xs[2] if len(xs) > 2 else None
+    if x.ndim != 4 or attrs.get("auto_pad", "NOTSET") not in ("NOTSET", b"NOTSET"):
+        return False
+    pads = [int(p) for p in attrs.get("pads", (0, 0, 0, 0))]
+    if pads[:2] != pads[2:]:
+        return False
+    return _conv_into(x, w, b, 2, tuple(int(s) for s in attrs.get("strides", (1, 1))), tuple(pads[:2]),
+                      tuple(int(d) for d in attrs.get("dilations", (1, 1))), int(attrs.get("group", 1)), out)
+
+
+def _traced_conv_out(xs: list[Any], attrs: dict[str, Any], out: Any) -> bool:
+    """A traced ``tt.Convolution`` (recorded as input, weight, bias, name, nd, stride, padding,
+    dilation, groups) straight into ``out``."""
+    from .trace import _fill
+
+    args = _fill(attrs["args"], xs)
+    if attrs.get("kwargs") or len(args) != 9:
+        return False
+    x, w, b, _, nd, stride, padding, dilation, groups = args
+    return _conv_into(x, w, b, nd, stride, padding, dilation, groups, out)
+
+
+def _clip_out(xs: list[Any], attrs: dict[str, Any], out: Any) -> bool:
+    lo = xs[1].item() if len(xs) > 1 and xs[1] is not None else attrs.get("min")
+    hi = xs[2].item() if len(xs) > 2 and xs[2] is not None else attrs.get("max")
+    if lo is None and hi is None:
+        return False
+    E.clamp(xs[0], lo, hi, out=out)
+    return True
+
+
+OUT_KERNELS: dict[str, Any] = {"Clip": _clip_out,
+    "Add": _binary_out(E.add), "Sub": _binary_out(E.sub), "Mul": _binary_out(E.mul),
+    "Div": _binary_out(E.div, float_only=True), "MatMul": _matmul_out, "Gemm": _gemm_out, "Conv": _conv_out,
+}
+OUT_KERNELS.update({op: _unary_out(fn) for op, fn in (
+    ("Relu", E.relu), ("Sigmoid", E.sigmoid), ("Tanh", E.tanh), ("Exp", E.exp), ("Log", E.log), ("Sqrt", E.sqrt),
+    ("Neg", E.neg), ("Erf", E.erf), ("Abs", E.abs), ("Reciprocal", E.reciprocal), ("Floor", E.floor),
+    ("Ceil", E.ceil), ("Sin", E.sin), ("Cos", E.cos))})
+
+
+def _traced_out(fn: Any, nargs: int) -> Any:
+    """A traced ``tt.<Primitive>`` node whose recorded arguments are exactly ``nargs`` operands
+    (tensors or numbers), run as ``fn(*operands, out=out)``."""
+    def k(xs: list[Any], attrs: dict[str, Any], out: Any) -> bool:
+        from .trace import _fill
+
+        args = _fill(attrs["args"], xs)
+        if attrs.get("kwargs") or len(args) != nargs:
+            return False
+        if fn is _matmul_into:
+            return _matmul_into(args[0], args[1], out)
+        fn(*args, out=out)
+        return True
+    return k
+
+
+OUT_KERNELS.update({"tt.Add": _traced_out(E.add, 2), "tt.Sub": _traced_out(E.sub, 2),
+                    "tt.Mul": _traced_out(E.mul, 2), "tt.Div": _traced_out(E.div, 2),
+                    "tt.Matmul": _traced_out(_matmul_into, 3), "tt.Convolution": _traced_conv_out})
+
+
+def _traced_unary_out(op: str) -> Any:
+    """A traced unary primitive (recorded as input, params, name): ``elementwise.unary`` into ``out``."""
+    def k(xs: list[Any], attrs: dict[str, Any], out: Any) -> bool:
+        from .trace import _fill
+
+        args = _fill(attrs["args"], xs)
+        if attrs.get("kwargs") or len(args) != 3:
+            return False
+        E.unary(op, args[0], out, args[1], args[2])
+        return True
+    return k
+
+
+def _traced_unaries() -> dict[str, Any]:
+    from ..autograd.functions.elementwise import UNARY
+
+    return {f"tt.{cls.__name__}": _traced_unary_out(op) for op, cls in UNARY.items()}
+
+
+OUT_KERNELS.update(_traced_unaries())
+"""op type -> kernel writing into a given output: ``fn(inputs, attrs, out) -> bool``."""
+
+
+class ArenaExecutor:
+    """Run ``graph`` with all its planned intermediates in one arena allocated here, once.
+
+    ``graph.plan_memory(planner, inplace)`` is called (and ``graph.memory_plan`` set). Calling the
+    executor runs the graph (inputs as for ``Graph.run``) and returns copies of the outputs (a
+    tensor, or a tuple for several outputs). ``stats`` describes the last run: ``direct`` (nodes
+    whose kernel wrote into the arena), ``copied`` / ``copied_bytes`` (results computed apart and
+    copied into their slot), ``aliases`` (views bound as they are), ``unplanned`` (outputs of
+    unknown shape, or views that had to be materialized, allocated outside the arena).
+
+    With ``tune=True`` the first run times, for every node that has both, its direct kernel and
+    its registry kernel followed by a copy (best of 3 each, in ``timings``), and remembers the
+    faster variant per node in ``choices`` (shapes are static, so one choice per node is one per
+    shape); later runs use it. ``run(inputs, profiler=Profiler())`` records time per op type.
+    """
+
+    def __init__(self, graph: Graph, planner: str = "greedy_by_size", inplace: bool = True,
+                 tune: bool = False) -> None:
+        self.graph = graph
+        self.tune = tune
+        self.choices: dict[str, str] = {}
+        self.timings: dict[str, dict[str, float]] = {}
+        self.plan: GraphMemoryPlan = graph.plan_memory(planner, inplace)
+        self.plan.check()
+        self.arena = empty(max(self.plan.arena_bytes, 1), dtype=D.uint8)
+        cls = type(self.arena)
+        self.slots: dict[str, Any] = {}
+        for t in self.plan.tensors:
+            info = graph.values[t.name]
+            shape, dtype = tuple(info.shape), info.dtype
+            offset = self.plan.offsets[t.name]
+            self.slots[t.name] = cls._make(self.arena._storage.share(), shape,
+                                           S.contiguous_strides_of_valid_shape(shape), offset // dtype.itemsize, dtype)
+        self.stats: dict[str, int] = {}
+        self._viewed_inputs = sorted({root for o, root in self.plan.aliases.items() if root in graph.inputs
+                                      and root not in graph.initializers})
+
+    def _bind_alias(self, name: str, value: Any) -> Any:
+        root = self.plan.aliases[name]
+        if value.is_shared_with(self.arena) and root not in self.slots:
+            self.stats["unplanned"] += 1  # a view of arena memory its root does not keep: materialize it
+            return value.clone()
+        self.stats["aliases"] += 1
+        return value
+
+    def _direct(self, node: Node, args: list[Any]) -> bool:
+        """Run ``node`` with its ``OUT_KERNELS`` kernel into its slot; False when it has none or
+        the kernel declines these inputs."""
+        fast = OUT_KERNELS.get(node.op_type)
+        return (fast is not None and len(node.outputs) == 1 and node.outputs[0] in self.slots
+                and fast(args, node.attrs, self.slots[node.outputs[0]]))
+
+    def _copy(self, node: Node, args: list[Any], env: dict[str, Any]) -> None:
+        """Run ``node``'s registry kernel and copy its results into their slots (or bind them)."""
+        results = run_node(node, args)
+        for o, r in zip(node.outputs, results, strict=False):
+            if not o:
+                continue
+            slot = self.slots.get(o)
+            if slot is None:
+                if o in self.plan.aliases:
+                    env[o] = self._bind_alias(o, r)
+                else:
+                    self.stats["unplanned"] += 1
+                    env[o] = r
+                continue
+            if r.is_shared_with(self.arena):
+                if r.data_ptr() == slot.data_ptr() and r.stride() == slot.stride():
+                    continue  # already there
+                if o in self.plan.inplace:
+                    r = r.clone()  # a view over the slot being overwritten
+            slot.copy_(r)
+            self.stats["copied"] += 1
+            self.stats["copied_bytes"] += slot.nbytes
+
+    def _tune(self, node: Node, args: list[Any], env: dict[str, Any]) -> str:
+        """Time the direct kernel and the registry kernel + copy on this node (best of 3 each) and
+        remember the faster in ``choices``. Nodes computed in place are not tuned (running them
+        twice would read their overwritten input): they stay direct."""
+        if node.outputs[0] in self.plan.inplace or not self._direct(node, args):
+            return "direct" if node.outputs[0] in self.plan.inplace else "copy"
+        stats = dict(self.stats)
+        times = {}
+        for variant in ("direct", "copy"):
+            best = math.inf
+            for _ in range(3):
+                t0 = time.perf_counter()
+                if variant == "direct":
+                    self._direct(node, args)
+                else:
+                    self._copy(node, args, env)
+                best = min(best, time.perf_counter() - t0)
+            times[variant] = best
+        self.stats = stats  # the timing runs do not count
+        choice = min(times, key=times.get)
+        self.timings[node.name] = times
+        return choice
+
+    def run(self, inputs: Sequence[Any] | Mapping[str, Any], profiler: Profiler | None = None) -> list[Any]:
+        """Run on ``inputs``; returns the list of outputs (copies, not arena memory). A
+        :class:`~t_tensor.graph.executor.Profiler` records the time per op type."""
+        from ..autograd.grad_mode import no_grad
+
+        self.stats = {"direct": 0, "copied": 0, "copied_bytes": 0, "aliases": 0, "unplanned": 0}
+        env = bind_inputs(self.graph, inputs)
+        for name in self._viewed_inputs:  # traced views of an input expect its traced (contiguous) layout
+            if not env[name].is_contiguous():
+                env[name] = env[name].contiguous()
+        env.update(self.slots)
+        slots = self.slots
+        with no_grad():
+            for node in self.plan.order:
+                t0 = time.perf_counter() if profiler is not None else 0.0
+                args = [env[i] if i else None for i in node.inputs]
+                if node.op_type == "tt.View" and self.plan.aliases.get(node.outputs[0]) not in self.graph.initializers:
+                    # a traced view's offset counts from the start of its root's storage: the root
+                    # was a fresh contiguous tensor (a primitive's result, or the traced copy of an
+                    # input), now it is the root's slot in the arena, or the given input
+                    _, shape, strides, offset = node.attrs["args"]
+                    root = self.plan.aliases[node.outputs[0]]
+                    base = slots[root]._offset if root in slots else env[root]._offset
+                    env[node.outputs[0]] = args[0]._view(shape, strides, offset + base)
+                    self.stats["aliases"] += 1
+                else:
+                    choice = self.choices.get(node.name)
+                    if choice is None and self.tune and node.op_type in OUT_KERNELS and len(node.outputs) == 1 \
+                            and node.outputs[0] in slots:
+                        choice = self.choices[node.name] = self._tune(node, args, env)
+                    if choice != "copy" and self._direct(node, args):
+                        self.stats["direct"] += 1
+                    else:
+                        self._copy(node, args, env)
+                if profiler is not None:
+                    profiler.add(node.op_type, time.perf_counter() - t0)
+        return [env[o].clone() for o in self.graph.outputs]
+
+    def __call__(self, *inputs: Any) -> Any:
+        outs = self.run(list(inputs))
+        return outs[0] if len(outs) == 1 else tuple(outs)
