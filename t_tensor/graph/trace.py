@@ -293,8 +293,19 @@ class CompiledFunction:
         return profiler
 
 
-def compile(fn: Callable[..., Any], example_inputs: Sequence[Any], *, arena: bool = False) -> CompiledFunction:
+def compile(fn: Callable[..., Any], example_inputs: Sequence[Any], *, arena: bool = False,
+            optimize: bool = False) -> CompiledFunction:
     """Trace ``fn`` on ``example_inputs`` and return a callable that runs the graph (same values
     as ``fn`` on inputs of the same shapes and dtypes). See :func:`trace`. ``arena=True`` runs it
-    with all intermediates planned in one arena (:class:`~t_tensor.graph.arena.ArenaExecutor`)."""
-    return CompiledFunction(trace(fn, example_inputs), arena=arena)
+    with all intermediates planned in one arena (:class:`~t_tensor.graph.arena.ArenaExecutor`);
+    ``optimize=True`` first gives the traced nodes their ONNX names
+    (:func:`~t_tensor.graph.onnx_names.to_onnx_ops`) and runs the optimization passes
+    (``graph.optimize()``: transposes folded into Gemm, BatchNorm into Conv, elementwise chains fused, ...)."""
+    graph = trace(fn, example_inputs)
+    if optimize:
+        from t_tensor.graph.onnx_names import to_onnx_ops
+
+        tuple_output = getattr(graph, "_tuple_output", False)
+        graph = to_onnx_ops(graph).optimize()
+        graph._tuple_output = tuple_output  # type: ignore[attr-defined]
+    return CompiledFunction(graph, arena=arena)

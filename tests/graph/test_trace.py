@@ -104,3 +104,17 @@ def test_views_replay_on_inputs_with_another_offset_or_layout() -> None:
     compiled = tt.compile(lambda x: x.reshape(2, 3).T.exp(), (tt.ones(6),))
     for x in (tt.arange(12.0)[6:], tt.arange(12.0)[::2], tt.arange(6.0)):
         np.testing.assert_allclose(compiled(x).numpy(), x.reshape(2, 3).T.exp().numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn", "encoder"])
+@pytest.mark.parametrize("arena", [False, True])
+def test_optimized_compilation_keeps_the_values(name: str, arena: bool) -> None:
+    tt.manual_seed(0)
+    model, shape = _models()[name]
+    model.eval()
+    plain = tt.compile(model, (tt.randn(*shape),))
+    optimized = tt.compile(model, (tt.randn(*shape),), optimize=True, arena=arena)
+    assert len(optimized.graph.nodes) < len(plain.graph.nodes)
+    x = tt.randn(*shape)
+    with tt.no_grad():
+        np.testing.assert_allclose(optimized(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-5)
