@@ -3,7 +3,6 @@ torch and onnxruntime) and the ONNX backend node test cases that the onnx packag
 
 from __future__ import annotations
 
-import io
 import time
 import warnings
 
@@ -19,6 +18,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 import t_tensor as tt  # noqa: E402
 import t_tensor.onnx as tt_onnx  # noqa: E402
 from t_tensor.graph import KERNELS  # noqa: E402
+from tests.graph.onnx_export import export_to_onnx  # noqa: E402
 
 F32 = TensorProto.FLOAT
 
@@ -223,25 +223,9 @@ USED_OPS: set[str] = set()  # the op types the exported models use (the backend 
 
 
 def export(name):
-    torch.manual_seed(0)
     net, shape = MODELS[name]()
-    for m in net.modules():  # non-trivial running statistics so BatchNorm matters
-        if isinstance(m, torch.nn.BatchNorm2d):
-            m.running_mean.uniform_(-0.5, 0.5)
-            m.running_var.uniform_(0.5, 2.0)
-            m.weight.data.uniform_(0.5, 1.5)
-            m.bias.data.uniform_(-0.5, 0.5)
-    net.eval()
-    x = torch.randn(*shape)
-    buf = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(net, (x,), buf, dynamo=False, opset_version=17, input_names=["x"], output_names=["y"],
-                          do_constant_folding=False)
-    model = onnx.load_from_string(buf.getvalue())
-    with torch.no_grad():
-        expected = net(x).numpy()
-    return model, x.numpy(), expected
+    data, x, expected = export_to_onnx(net, shape)
+    return onnx.load_from_string(data), x, expected
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,6 @@ expected, shape inference still consistent, the input graph left untouched."""
 
 from __future__ import annotations
 
-import io
-import warnings
-
 import numpy as np
 import pytest
 
@@ -24,6 +21,7 @@ from t_tensor.graph.passes import (
     optimize_transposes,
 )
 from t_tensor.graph.passes.elementwise_fusion import fused_kernel
+from tests.graph.onnx_export import export_to_onnx
 
 ALL_PASSES = [eliminate_dead_code, fold_constants, eliminate_common_subexpressions, optimize_transposes,
               fold_batchnorm, fuse_conv, fuse_elementwise]
@@ -539,25 +537,12 @@ class Attention(torch.nn.Module):
 
 
 def export(net, shape):
+    import onnx
+
     import t_tensor.onnx as tt_onnx
 
-    torch.manual_seed(0)
-    for m in net.modules():
-        if isinstance(m, torch.nn.BatchNorm2d):
-            m.running_mean.uniform_(-0.5, 0.5)
-            m.running_var.uniform_(0.5, 2.0)
-            m.weight.data.uniform_(0.5, 1.5)
-            m.bias.data.uniform_(-0.5, 0.5)
-    net.eval()
-    x = torch.randn(*shape)
-    buf = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(net, (x,), buf, dynamo=False, opset_version=17, input_names=["x"], output_names=["y"],
-                          do_constant_folding=False)
-    with torch.no_grad():
-        expected = net(x).numpy()
-    return tt_onnx.load(onnx.load_from_string(buf.getvalue())), tt.tensor(x.numpy()), expected
+    data, x, expected = export_to_onnx(net, shape)
+    return tt_onnx.load(onnx.load_from_string(data)), tt.tensor(x), expected
 
 
 @pytest.mark.parametrize("which", ["cnn", "mobilenet", "mlp", "attention"])
