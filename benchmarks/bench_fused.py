@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import timeit
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_core import median_seconds  # noqa: E402 - the shared timing
+
 import t_tensor as tt  # noqa: E402
 from t_tensor.graph import FusedKernel  # noqa: E402
 
@@ -34,11 +35,6 @@ except ImportError:
 
 N = 16 * 1024 * 1024
 BYTES = 16 * N
-
-
-def median_seconds(fn, repeat: int) -> float:
-    fn()
-    return statistics.median(timeit.repeat(fn, number=1, repeat=repeat))
 
 
 def main() -> None:
@@ -84,7 +80,7 @@ def main() -> None:
         for threads in counts:
             if threading is not None:
                 threading[0](threads)
-            seconds = median_seconds(fn, repeat)
+            seconds = median_seconds(fn, 1, repeat)
             print(f"{name:<26}{threads:>8}{seconds * 1e3:>10.2f}{BYTES / seconds / 1e9:>8.2f}")
         if threading is not None:
             threading[0](threading[1])

@@ -16,22 +16,22 @@ Run by hand: ``python benchmarks/bench_graph.py [--quick]``.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
-import timeit
-import warnings
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import onnxruntime as ort  # noqa: E402
 import torch  # noqa: E402
+from bench_core import median_seconds  # noqa: E402 - the shared timing
 
 import t_tensor as tt  # noqa: E402
 from t_tensor import onnx as tt_onnx  # noqa: E402
 from t_tensor.graph import ArenaExecutor  # noqa: E402
+from tests.graph.onnx_export import export_to_onnx  # noqa: E402 - the tests' exporter
 
 nn = torch.nn
 
@@ -85,26 +85,15 @@ def models() -> dict:
 
 
 def export(net: nn.Module, shape: tuple, folder: Path, name: str) -> tuple[Path, np.ndarray, np.ndarray]:
-    torch.manual_seed(0)
-    for m in net.modules():  # non-trivial BatchNorm statistics
-        if isinstance(m, nn.BatchNorm2d):
-            m.running_mean.uniform_(-0.5, 0.5)
-            m.running_var.uniform_(0.5, 2.0)
-    net.eval()
-    x = torch.randn(*shape)
+    """The model exported to ``folder/name.onnx`` (the tests' exporter), an input, torch's output."""
+    data, x, expected = export_to_onnx(net, shape)
     path = folder / f"{name}.onnx"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(net, (x,), str(path), dynamo=False, opset_version=17, input_names=["x"],
-                          output_names=["y"])
-    with torch.no_grad():
-        expected = net(x).numpy()
-    return path, x.numpy(), expected
+    path.write_bytes(data)
+    return path, x, expected
 
 
 def median_ms(fn, repeat: int, number: int) -> float:
-    fn()
-    return 1e3 * statistics.median(timeit.repeat(fn, repeat=repeat, number=number)) / number
+    return 1e3 * median_seconds(fn, number, repeat)
 
 
 def main() -> None:

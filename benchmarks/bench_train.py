@@ -12,13 +12,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_core import median_seconds  # noqa: E402 - the shared timing
+
 import t_tensor as tt  # noqa: E402
 from examples.train_digits import SmallCNN  # noqa: E402
 
@@ -69,16 +71,6 @@ def step_fn(lib, model, x, y):
     return step
 
 
-def median_ms(fn, repeat: int) -> float:
-    fn()  # warm up (allocator caches, thread pool)
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1e3 * float(np.median(times))
-
-
 def bench(name: str, pair: tuple, x: np.ndarray, y: np.ndarray, repeat: int) -> None:
     tt_model, torch_model = pair
     copy_weights(tt_model, torch_model)
@@ -92,8 +84,8 @@ def bench(name: str, pair: tuple, x: np.ndarray, y: np.ndarray, repeat: int) -> 
     for (key, a), b in zip(tt_model.state_dict().items(), torch_model.state_dict().values(), strict=True):
         if not np.allclose(np.asarray(a), b.detach().numpy(), rtol=1e-3, atol=1e-5):
             raise SystemExit(f"{name}: after one step, {key} differs from torch's")
-    t_tt = median_ms(tt_step, repeat)
-    t_torch = median_ms(torch_step, repeat)
+    t_tt = 1e3 * median_seconds(tt_step, 1, repeat)
+    t_torch = 1e3 * median_seconds(torch_step, 1, repeat)
     print(f"| {name:<42} | {t_tt:8.2f} | {t_torch:8.2f} | {t_torch / t_tt:6.2f}x |")
 
 

@@ -368,8 +368,6 @@ class ArenaExecutor:
             self.slots[t.name] = cls._make(self.arena._storage.share(), shape,
                                            S.contiguous_strides_of_valid_shape(shape), offset // dtype.itemsize, dtype)
         self.stats: dict[str, int] = {}
-        self._viewed_inputs = sorted({root for o, root in self.plan.aliases.items() if root in graph.inputs
-                                      and root not in graph.initializers})
 
     def _bind_alias(self, name: str, value: Any) -> Any:
         root = self.plan.aliases[name]
@@ -439,9 +437,6 @@ class ArenaExecutor:
 
         self.stats = {"direct": 0, "copied": 0, "copied_bytes": 0, "aliases": 0, "unplanned": 0}
         env = bind_inputs(self.graph, inputs)
-        for name in self._viewed_inputs:  # traced views of an input expect its traced (contiguous) layout
-            if not env[name].is_contiguous():
-                env[name] = env[name].contiguous()
         env.update(self.slots)
         slots = self.slots
         with no_grad():
@@ -449,13 +444,9 @@ class ArenaExecutor:
                 t0 = time.perf_counter() if profiler is not None else 0.0
                 args = [env[i] if i else None for i in node.inputs]
                 if node.op_type == "tt.View" and self.plan.aliases.get(node.outputs[0]) not in self.graph.initializers:
-                    # a traced view's offset counts from the start of its root's storage: the root
-                    # was a fresh contiguous tensor (a primitive's result, or the traced copy of an
-                    # input), now it is the root's slot in the arena, or the given input
-                    _, shape, strides, offset = node.attrs["args"]
-                    root = self.plan.aliases[node.outputs[0]]
-                    base = slots[root]._offset if root in slots else env[root]._offset
-                    env[node.outputs[0]] = args[0]._view(shape, strides, offset + base)
+                    # a traced view, re-anchored on its input wherever that now lives (an arena
+                    # slot or a given input): the same replay as the plain executor's kernel
+                    env[node.outputs[0]] = run_node(node, args)[0]
                     self.stats["aliases"] += 1
                 else:
                     choice = self.choices.get(node.name)
