@@ -5,18 +5,17 @@ reuse follows the rules, and running with every intermediate in one arena gives 
 from __future__ import annotations
 
 import numpy as np
+import onnxruntime as ort  # dev dependency: a missing one must fail, not skip
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import t_tensor as tt
+import t_tensor.onnx as tt_onnx
 from t_tensor.graph import ArenaExecutor, Graph
 
 from .test_onnx_import import MODELS, export  # torch models exported with torch.onnx.export(dynamo=False)
 from .test_trace import _models as traced_models
-
-tt_onnx = pytest.importorskip("t_tensor.onnx")
-ort = pytest.importorskip("onnxruntime")
 
 
 def _chain() -> Graph:

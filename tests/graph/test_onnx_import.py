@@ -7,12 +7,10 @@ import time
 import warnings
 
 import numpy as np
+import onnx  # dev dependencies: missing ones must fail, not skip
+import onnxruntime as ort
 import pytest
-
-onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
-torch = pytest.importorskip("torch")
-
+import torch
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import t_tensor as tt  # noqa: E402
