@@ -6,13 +6,15 @@ float32. The error of one element is the number of float32 values between the tw
 t_tensor's result is correctly rounded), NaN must match NaN, infinities must match exactly. The
 inputs are dense sweeps: 2^20 points evenly spaced in bit pattern over every finite float32 of
 both signs (every exponent, denormals included), a dense linear sweep of the interval where the
-function varies, and the special values. Both kernel paths are measured: the one this process
-picked (AVX2+FMA on this machine) and the generic one, in a subprocess with TT_GENERIC_KERNELS=1.
-The bounds asserted here are the ones docs/performance_vmath.md lists.
+function varies, and the special values. Every kernel path is measured: the SIMD ones this CPU has
+("avx512" for exp and softmax, "avx2"), chosen in this process with tt_vmath_set_kernel, and the
+generic one, in a subprocess with TT_GENERIC_KERNELS=1. The bounds asserted here are the ones
+docs/performance_vmath.md lists.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -68,7 +70,7 @@ FUNCTIONS = {
 # Max ULP error asserted per function and path: the measured maximum (docs/performance_vmath.md)
 # plus one ULP of margin.
 MEASURED = {"exp": 1, "log": 1, "tanh": 1, "sigmoid": 2, "silu": 3, "erf": 1, "gelu": 4, "gelu_tanh": 3}
-BOUNDS = {path: {name: ulp + 1 for name, ulp in MEASURED.items()} for path in ("avx2", "generic")}
+BOUNDS = {path: {name: ulp + 1 for name, ulp in MEASURED.items()} for path in ("avx512", "avx2", "generic")}
 
 SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-45, -1e-45, 1.1754944e-38,
                      3.4028235e38, -3.4028235e38, 88.72283, 88.72284, -87.33655, -103.97208, -103.97209],
@@ -113,6 +115,28 @@ def kernel_name() -> str:
     return ffi.string(lib.tt_vmath_kernel_name()).decode()
 
 
+def simd_paths() -> list[str]:
+    """The SIMD paths this CPU can run, widest first (the default choice is the first)."""
+    return [path for path in ("avx512", "avx2") if lib.tt_vmath_set_kernel(path.encode()) == lib.TT_OK] or ["none"]
+
+
+@contextlib.contextmanager
+def vmath_path(path: str):
+    """Run the block on one kernel path, then go back to the default choice."""
+    if path == "none":
+        pytest.skip("this CPU has no SIMD path")   # only on a CPU without AVX2+FMA
+    assert lib.tt_vmath_set_kernel(path.encode()) == lib.TT_OK
+    try:
+        assert kernel_name() == path
+        yield
+    finally:
+        lib.tt_vmath_set_kernel(ffi.NULL)
+
+
+SIMD_PATHS = simd_paths()
+lib.tt_vmath_set_kernel(ffi.NULL)
+
+
 def measure_all() -> dict:
     return {"kernel": kernel_name(), "results": {name: measure(name) for name in FUNCTIONS}}
 
@@ -124,8 +148,33 @@ def _check(report: dict) -> None:
         assert result["max_ulp"] <= bounds[name], (report["kernel"], name, result)
 
 
-def test_vmath_ulp_this_process():
-    _check(measure_all())
+@pytest.mark.parametrize("path", SIMD_PATHS)
+def test_vmath_ulp_simd_paths(path):
+    with vmath_path(path):
+        _check(measure_all())
+
+
+def test_vmath_default_is_widest_path():
+    assert kernel_name() == (SIMD_PATHS[0] if SIMD_PATHS != ["none"] else "generic")
+
+
+def test_vmath_set_kernel_refuses_unknown_names():
+    before = kernel_name()
+    assert lib.tt_vmath_set_kernel(b"sse9") == lib.TT_ERR_INVALID_ARG
+    assert kernel_name() == before
+
+
+def test_exp_avx512_bit_identical_to_avx2():
+    """The AVX-512 exp scales by 2^n with vscalefps instead of two exponent-bit products; both
+    round once, so the results must be the same bits, denormals included."""
+    if "avx512" not in SIMD_PATHS:
+        pytest.skip("this CPU has no AVX-512F")
+    x = tt.from_numpy(sweep_inputs(FUNCTIONS["exp"][2]))
+    with vmath_path("avx512"):
+        wide = tt.exp(x).numpy()
+    with vmath_path("avx2"):
+        narrow = tt.exp(x).numpy()
+    np.testing.assert_array_equal(wide.view(np.uint32), narrow.view(np.uint32))
 
 
 def test_vmath_ulp_generic_path():
@@ -138,15 +187,21 @@ def test_vmath_ulp_generic_path():
     _check(report)
 
 
+@pytest.mark.parametrize("path", SIMD_PATHS)
 @pytest.mark.parametrize("name", list(FUNCTIONS))
-def test_vmath_row_paths_agree(name):
-    """Every way into the kernel gives the contiguous float32 result: the AVX2 tail (lengths 0-17),
-    strided rows (through the float buffer), in place, and float16 (rounded from float32)."""
+def test_vmath_row_paths_agree(name, path):
+    """Every way into the kernel gives the contiguous float32 result: the SIMD tails (lengths
+    0-33), strided rows (through the float buffer), in place, and float16 (rounded from float32)."""
+    with vmath_path(path):
+        _row_paths_agree(name)
+
+
+def _row_paths_agree(name):
     fn = FUNCTIONS[name][0]
     rng = np.random.default_rng(7)
     x = (rng.standard_normal(1000) * 6).astype(np.float32)
     full = fn(tt.from_numpy(x)).numpy()
-    for n in range(18):
+    for n in range(34):
         np.testing.assert_array_equal(fn(tt.from_numpy(x[:n].copy())).numpy(), full[:n])
     wide = np.stack([x, -x], axis=1)                  # column 0 is x with a stride of 2 elements
     np.testing.assert_array_equal(fn(tt.from_numpy(wide)[:, 0]).numpy(), full)
@@ -168,11 +223,11 @@ def test_vmath_in_place(name):
 
 def softmax_errors() -> dict:
     """Max relative error of float32 softmax / log_softmax along a contiguous last dimension (the
-    fused vmath line) against float64 NumPy, over line lengths that exercise the 8-lane tail, with
+    fused vmath line) against float64 NumPy, over line lengths that exercise the 8- and 16-lane tails, with
     lines holding NaN, +-inf and all -inf; the count of NaN-position mismatches."""
     rng = np.random.default_rng(3)
     worst = {"softmax": 0.0, "log_softmax": 0.0, "nan_mismatches": 0}
-    for length in (1, 3, 7, 8, 9, 17, 1029):
+    for length in (1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 1029):
         x = (rng.standard_normal((6, length)) * 20).astype(np.float32)
         x[1, length // 2] = np.nan
         x[2, 0] = np.inf
@@ -199,8 +254,10 @@ def _check_softmax(worst: dict) -> None:
     assert worst["softmax"] < 3e-7 and worst["log_softmax"] < 1e-7, worst   # measured 1.5e-7, 5.4e-8
 
 
-def test_softmax_lines_this_process():
-    _check_softmax(softmax_errors())
+@pytest.mark.parametrize("path", SIMD_PATHS)
+def test_softmax_lines_simd_paths(path):
+    with vmath_path(path):
+        _check_softmax(softmax_errors())
 
 
 def test_softmax_lines_generic_path():

@@ -4,9 +4,10 @@
  * Each function exists twice with the same algorithm and the same polynomial coefficients: a
  * generic version in plain C (one element at a time, branch-free selects so -O3 may vectorize it)
  * and an AVX2+FMA version (8 lanes, compiled with __attribute__((target("avx2,fma"))) so the rest
- * of the library keeps the baseline ISA). The public tt_v*_f32 functions pick one at run time:
- * AVX2 when the CPU has AVX2 and FMA and the environment variable TT_GENERIC_KERNELS is not "1"
- * (read once, on first use). float64 stays on libm (elementwise.c).
+ * of the library keeps the baseline ISA). exp and softmax also have an AVX-512F version (16 lanes,
+ * same algorithm, bit-identical exp). The public tt_v*_f32 functions pick one at run time: the
+ * widest the CPU has, unless the environment variable TT_GENERIC_KERNELS is "1" (read once, on
+ * first use) or tt_vmath_set_kernel names one. float64 stays on libm (elementwise.c).
  *
  * Algorithms (coefficients fitted by weighted least squares driven to equal ripple, Lawson's
  * method, in relative error against mpmath; see docs/performance_vmath.md):
@@ -32,6 +33,7 @@
  * sigmoid(+-inf) = 1 / 0, gelu(-inf) = silu(-inf) = gelu_tanh(-inf) = NaN (-inf * 0).
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,9 +126,50 @@ static const float ERFC_FAR[10] = {
 
 /* ------------------------------------------------------------------ dispatch */
 
-int tt_vmath_uses_avx2(void) { return tt_cpu_use_avx2_fma(); }
+/* The path in use: VM_AUTO until the first call (then what the CPU and TT_GENERIC_KERNELS allow),
+   or what tt_vmath_set_kernel asked for. Relaxed atomics: the value is a plain choice read on every
+   call; nothing else is published through it. */
+enum { VM_AUTO = -1, VM_GENERIC = 0, VM_AVX2 = 1, VM_AVX512 = 2 };
+static _Atomic int vmath_path = VM_AUTO;
 
-const char *tt_vmath_kernel_name(void) { return tt_vmath_uses_avx2() ? "avx2" : "generic"; }
+static int vmath_detect(void) {
+    if (tt_cpu_use_avx512f() && tt_cpu_use_avx2_fma()) {
+        return VM_AVX512;
+    }
+    return tt_cpu_use_avx2_fma() ? VM_AVX2 : VM_GENERIC;
+}
+
+static int vmath_current(void) {
+    int path = atomic_load_explicit(&vmath_path, memory_order_relaxed);
+    if (path == VM_AUTO) {
+        path = vmath_detect();
+        atomic_store_explicit(&vmath_path, path, memory_order_relaxed);
+    }
+    return path;
+}
+
+int tt_vmath_uses_avx2(void) { return vmath_current() >= VM_AVX2; }
+
+static const char *const VMATH_NAMES[] = {"generic", "avx2", "avx512"};
+
+const char *tt_vmath_kernel_name(void) { return VMATH_NAMES[vmath_current()]; }
+
+tt_status tt_vmath_set_kernel(const char *name) {
+    if (name == NULL || name[0] == '\0') {
+        atomic_store_explicit(&vmath_path, vmath_detect(), memory_order_relaxed);
+        return TT_OK;
+    }
+    for (int path = VM_GENERIC; path <= VM_AVX512; path++) {
+        if (strcmp(name, VMATH_NAMES[path]) == 0) {
+            if (path > vmath_detect()) {
+                return TT_ERR_UNSUPPORTED_DTYPE;   /* this CPU (or TT_GENERIC_KERNELS) rules it out */
+            }
+            atomic_store_explicit(&vmath_path, path, memory_order_relaxed);
+            return TT_OK;
+        }
+    }
+    return TT_ERR_INVALID_ARG;
+}
 
 /* ------------------------------------------------------------------ generic (plain C) */
 
@@ -596,27 +639,119 @@ AVX2 static void softmax_avx2(const float *x, float *o, int64_t L, int log_softm
     }
 }
 
+/* ------------------------------------------------------------------ AVX-512F */
+/* exp and softmax only (the softmax line is exp-bound): 16 lanes, the same reduction and
+   polynomial as the AVX2 code, and 2^n applied by vscalefps, which multiplies by 2^n with a single
+   rounding, exactly what the two-halves product above achieves. The results are bit-identical. */
+
+#define AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define W1(c) _mm512_set1_ps(c)
+
+/* e^x for x clamped to [EXP_LO_F, EXP_HI_F], free of NaN. */
+AVX512 static inline __m512 w_exp_core(__m512 x) {
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, W1(LOG2E_F)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fmadd_ps(n, W1(-LN2_HI_F), x);
+    r = _mm512_fmadd_ps(n, W1(-LN2_LO_F), r);
+    __m512 p = _mm512_fmadd_ps(W1(E4), r, W1(E3));
+    p = _mm512_fmadd_ps(p, r, W1(E2));
+    p = _mm512_fmadd_ps(p, r, W1(E1));
+    p = _mm512_fmadd_ps(p, r, W1(E0));
+    p = _mm512_add_ps(W1(1.0f), _mm512_fmadd_ps(_mm512_mul_ps(r, r), p, r));
+    return _mm512_scalef_ps(p, n);
+}
+
+AVX512 static inline __m512 w_exp(__m512 x) {
+    __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    __m512 c = _mm512_min_ps(_mm512_max_ps(x, W1(EXP_LO_F)), W1(EXP_HI_F));
+    return _mm512_mask_add_ps(w_exp_core(c), nan, x, x);
+}
+
+/* The tail (n % 16) through masked loads and stores: nothing outside [0, n) is touched. */
+AVX512 static void exp_avx512(const float *x, float *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        _mm512_storeu_ps(y + i, w_exp(_mm512_loadu_ps(x + i)));
+    }
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(y + i, m, w_exp(_mm512_maskz_loadu_ps(m, x + i)));
+    }
+}
+
+/* The same steps as softmax_avx2: max (NaN tracked apart), e = exp(x - max) stored and summed in
+   double, then scaled (or x - max - log(sum)). Masked tails: padding lanes hold -inf after the
+   subtraction, so their exp is 0 and the sum is unchanged. */
+AVX512 static void softmax_avx512(const float *x, float *o, int64_t L, int log_softmax) {
+    const int64_t full = L & ~(int64_t)15;
+    const __mmask16 tail = (__mmask16)((1u << (L - full)) - 1u);
+    __m512 vmax = W1(-INFINITY);
+    __mmask16 nan = 0;
+    for (int64_t k = 0; k < full; k += 16) {
+        __m512 v = _mm512_loadu_ps(x + k);
+        _mm_prefetch((const char *)(x + k) + 1024, _MM_HINT_T0);   /* runs on into the next line */
+        vmax = _mm512_max_ps(vmax, v);
+        nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    }
+    if (tail) {
+        __m512 v = _mm512_mask_loadu_ps(W1(-INFINITY), tail, x + full);
+        vmax = _mm512_max_ps(vmax, v);
+        nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    }
+    const float m = nan ? NAN : _mm512_reduce_max_ps(vmax);
+    const __m512 mv = W1(m);
+    __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
+    for (int64_t k = 0; k <= full; k += 16) {
+        const __mmask16 mask = k < full ? (__mmask16)0xFFFF : tail;
+        if (mask == 0) {
+            break;
+        }
+        __m512 e = w_exp(_mm512_sub_ps(_mm512_mask_loadu_ps(W1(-INFINITY), mask, x + k), mv));
+        e = _mm512_maskz_mov_ps(mask, e);          /* -inf - NaN is NaN: padding lanes forced to 0 */
+        if (!log_softmax) {
+            _mm512_mask_storeu_ps(o + k, mask, e);
+        }
+        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
+    }
+    const double total = _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
+    const __m512 scale = W1(log_softmax ? (float)log(total) : (float)(1.0 / total));
+    for (int64_t k = 0; k <= full; k += 16) {
+        const __mmask16 mask = k < full ? (__mmask16)0xFFFF : tail;
+        if (mask == 0) {
+            break;
+        }
+        __m512 r = log_softmax
+                       ? _mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(mask, x + k), mv), scale)
+                       : _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, o + k), scale);
+        _mm512_mask_storeu_ps(o + k, mask, r);
+    }
+}
+
+/* AVX-512 where a function has it, else AVX2, else generic. */
 #define PICK(NAME) (tt_vmath_uses_avx2() ? NAME##_avx2 : NAME##_generic)
+#define PICK512(NAME) \
+    (vmath_current() == VM_AVX512 ? NAME##_avx512 : tt_vmath_uses_avx2() ? NAME##_avx2 : NAME##_generic)
 #else
 #define PICK(NAME) NAME##_generic
+#define PICK512(NAME) NAME##_generic
 #endif /* TT_HAVE_X86 */
 
 /* ------------------------------------------------------------------ public entry points */
 
-#define DEFINE_ENTRY(NAME)                                                \
+#define DEFINE_ENTRY(NAME, PICKER)                                        \
     void tt_v##NAME##_f32(const float *x, float *y, int64_t n) {          \
         if (n > 0) {                                                      \
-            PICK(NAME)(x, y, n);                                          \
+            PICKER(NAME)(x, y, n);                                        \
         }                                                                 \
     }
-DEFINE_ENTRY(exp)
-DEFINE_ENTRY(log)
-DEFINE_ENTRY(tanh)
-DEFINE_ENTRY(sigmoid)
-DEFINE_ENTRY(silu)
-DEFINE_ENTRY(erf)
-DEFINE_ENTRY(gelu)
-DEFINE_ENTRY(gelu_tanh)
+DEFINE_ENTRY(exp, PICK512)
+DEFINE_ENTRY(log, PICK)
+DEFINE_ENTRY(tanh, PICK)
+DEFINE_ENTRY(sigmoid, PICK)
+DEFINE_ENTRY(silu, PICK)
+DEFINE_ENTRY(erf, PICK)
+DEFINE_ENTRY(gelu, PICK)
+DEFINE_ENTRY(gelu_tanh, PICK)
 
 /* The generic line: the same steps through the array exp, in chunks of a stack buffer, summed
    in double over four running partial sums. */
@@ -654,6 +789,6 @@ static void softmax_generic(const float *x, float *o, int64_t L, int log_softmax
 
 void tt_vsoftmax_f32(const float *x, float *o, int64_t L, int log_softmax) {
     if (L > 0) {
-        PICK(softmax)(x, o, L, log_softmax);
+        PICK512(softmax)(x, o, L, log_softmax);
     }
 }
