@@ -556,3 +556,44 @@ def test_conv_blocking_edges_on_every_micro_kernel(kernel, threads, dtype):
     finally:
         lib.tt_gemm_set_kernel(ffi.NULL)
         tt.set_num_threads(before)
+
+
+# ---------------------------------------------------------------------- the direct kernel
+# float32, groups 1, stride and dilation 1, at most 32 taps per window: conv.c's direct AVX-512
+# kernel (16 output channels in registers, masked loads at the borders) when the GEMM runs its
+# AVX-512 kernel; the im2col path on any other kernel. Both must match torch.
+
+DIRECT_CASES = [
+    # (x shape, w shape, padding): rows narrower and wider than 16 columns, c_out below, at and past
+    # 16, paddings up to the kernel's reach, kernels from 1x1 to the 32-tap limit, conv1d's shape
+    ((2, 3, 17, 40), (20, 3, 3, 3), 1),
+    ((1, 1, 9, 8), (6, 1, 5, 5), 2),
+    ((3, 2, 5, 33), (16, 2, 3, 5), (0, 2)),
+    ((1, 4, 6, 19), (17, 4, 2, 4), (1, 3)),
+    ((2, 32, 4, 18), (5, 32, 1, 1), 0),
+    ((1, 3, 12, 70), (33, 3, 3, 3), 0),
+    ((2, 1, 1, 50), (7, 1, 1, 9), (0, 4)),
+]
+
+
+@pytest.mark.parametrize("kernel", _gemm_kernels())
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("case", DIRECT_CASES)
+def test_conv2d_direct_small_window(case, bias, threads, kernel):
+    from t_tensor._capi import ffi, lib
+
+    x_shape, w_shape, padding = case
+    before = tt.get_num_threads()
+    assert lib.tt_gemm_set_kernel(kernel.encode()) == 0
+    tt.set_num_threads(threads)
+    try:
+        arrays = [data(21, x_shape, tt.float32), data(22, w_shape, tt.float32)]
+        if bias:
+            arrays.append(data(23, (w_shape[0],), tt.float32))
+        run(lambda lib_, *xs: lib_.nn.functional.conv2d(*xs, padding=padding), arrays, tt.float32,
+            terms=int(np.prod(w_shape[1:])) + 1)
+    finally:
+        lib.tt_gemm_set_kernel(ffi.NULL)
+        tt.set_num_threads(before)
+

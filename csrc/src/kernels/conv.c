@@ -29,6 +29,7 @@
 #include "half.h"
 #include "tt/tt.h"
 #include "tt/kernels/conv.h"
+#include "tt/kernels/matmul.h"
 #include "tt/kernels/parallel.h"
 
 #define LD_plain(p) (*(p))
@@ -321,6 +322,129 @@ CONV_DTYPES(CONV_CORE_AVX512)
     }
 CONV_DTYPES(DEFINE_CONV)
 
+/* ------------------------------------------------------------------ direct kernel, few input channels */
+/* A convolution whose window holds few values (cin * kh * kw <= DIRECT_MAX_TAPS: the first layer
+   of an image network, 3 channels x 3 x 3) gives a GEMM with k of about 27: im2col then costs more
+   than the product. The direct kernel skips it: for one output row and 16 output columns it keeps
+   16 output channels in 16 AVX-512 registers, and for every tap of the window loads the 16 input
+   values that tap sees once (a masked load: the padding reads as zeros, nothing outside the row is
+   touched) and multiplies it into all 16 channels with their broadcast weight. The weights are
+   repacked as [channel block][tap][16 channels] (zeros past c_out), the bias starts the sums.
+   Taken for float32, groups == 1, stride and dilation 1, unit column stride, when the float GEMM
+   runs its AVX-512 kernel (so forcing another GEMM kernel also tests the im2col path). */
+#define DIRECT_MAX_TAPS 32
+#define DIRECT_CO 16
+
+static int direct_applies(const conv_geom *g) {
+#if TT_HAVE_X86
+    return g->groups == 1 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 && g->xs[3] == 1
+           && g->cin_g * g->kh * g->kw <= DIRECT_MAX_TAPS && g->ow >= 8
+           && strcmp(tt_gemm_kernel_name(), "avx512") == 0;
+#else
+    (void)g;
+    return 0;
+#endif
+}
+
+#if TT_HAVE_X86
+#include <immintrin.h>
+
+typedef struct direct_job {
+    const conv_geom *g;
+    const float *x;
+    const float *wpad;   /* [block][tap][16] */
+    const float *bpad;   /* [block][16] */
+    float *out;
+    int64_t blocks;      /* channel blocks of 16 */
+} direct_job;
+
+/* Units are (image, channel block, output row). */
+__attribute__((target("avx512f"))) static void direct_rows(int64_t begin, int64_t end, void *ctx) {
+    const direct_job *j = ctx;
+    const conv_geom *g = j->g;
+    const int64_t taps = g->cin_g * g->kh * g->kw, P = g->oh * g->ow;
+    for (int64_t u = begin; u < end; u++) {
+        const int64_t y = u % g->oh, cb = u / g->oh % j->blocks, b = u / g->oh / j->blocks;
+        const float *wb = j->wpad + cb * taps * DIRECT_CO, *bb = j->bpad + cb * DIRECT_CO;
+        const int64_t channels = g->c_out - cb * DIRECT_CO < DIRECT_CO ? g->c_out - cb * DIRECT_CO : DIRECT_CO;
+        float *ob = j->out + (b * g->c_out + cb * DIRECT_CO) * P + y * g->ow;
+        for (int64_t x0 = 0; x0 < g->ow; x0 += 16) {
+            const int64_t width = g->ow - x0 < 16 ? g->ow - x0 : 16;
+            const __mmask16 store_mask = (__mmask16)((1u << width) - 1u);
+            /* every loop over acc is unrolled, so the compiler keeps it in 16 registers */
+            __m512 acc[DIRECT_CO];
+#pragma GCC unroll 16
+            for (int c = 0; c < DIRECT_CO; c++) {
+                acc[c] = _mm512_set1_ps(bb[c]);
+            }
+            for (int64_t ci = 0; ci < g->cin_g; ci++) {
+                for (int64_t ky = 0; ky < g->kh; ky++) {
+                    const int64_t iy = y - g->ph + ky;
+                    if (iy < 0 || iy >= g->h) {
+                        continue;   /* a padding row: adds nothing */
+                    }
+                    const float *row = j->x + b * g->xs[0] + ci * g->xs[1] + iy * g->xs[2];
+                    const float *wt = wb + ((ci * g->kh + ky) * g->kw) * DIRECT_CO;
+                    for (int64_t kx = 0; kx < g->kw; kx++, wt += DIRECT_CO) {
+                        /* lanes l < width whose column ix0 + l lies in [0, w) */
+                        const int64_t ix0 = x0 - g->pw + kx;
+                        const int64_t lo = ix0 < 0 ? -ix0 : 0;
+                        const int64_t hi = g->w - ix0 < width ? g->w - ix0 : width;
+                        if (hi <= lo) {
+                            continue;
+                        }
+                        const __mmask16 m = (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+                        /* at the left border the load starts at column 0 and an expand moves
+                           it into lanes lo.., so no address before the row is formed */
+                        const __m512 v = lo == 0 ? _mm512_maskz_loadu_ps(m, row + ix0)
+                                                 : _mm512_maskz_expandloadu_ps(m, row);
+#pragma GCC unroll 16
+                        for (int c = 0; c < DIRECT_CO; c++) {
+                            acc[c] = _mm512_fmadd_ps(v, _mm512_set1_ps(wt[c]), acc[c]);
+                        }
+                    }
+                }
+            }
+#pragma GCC unroll 16
+            for (int c = 0; c < DIRECT_CO; c++) {
+                if (c < channels) {
+                    _mm512_mask_storeu_ps(ob + c * P + x0, store_mask, acc[c]);
+                }
+            }
+        }
+    }
+}
+
+static tt_status conv_direct_float32(const conv_geom *g, const float *x, const float *w, const float *bias,
+                                     float *out) {
+    const int64_t taps = g->cin_g * g->kh * g->kw, blocks = (g->c_out + DIRECT_CO - 1) / DIRECT_CO;
+    float *wpad = calloc((size_t)(blocks * (taps + 1) * DIRECT_CO), sizeof(float));
+    if (wpad == NULL) {
+        return TT_ERR_NOMEM;
+    }
+    float *bpad = wpad + blocks * taps * DIRECT_CO;
+    for (int64_t co = 0; co < g->c_out; co++) {
+        float *wc = wpad + (co / DIRECT_CO) * taps * DIRECT_CO + co % DIRECT_CO;
+        for (int64_t ci = 0; ci < g->cin_g; ci++) {
+            for (int64_t ky = 0; ky < g->kh; ky++) {
+                for (int64_t kx = 0; kx < g->kw; kx++) {
+                    const int64_t t = (ci * g->kh + ky) * g->kw + kx;
+                    wc[t * DIRECT_CO] = w[co * g->ws[0] + ci * g->ws[1] + ky * g->ws[2] + kx * g->ws[3]];
+                }
+            }
+        }
+        bpad[(co / DIRECT_CO) * DIRECT_CO + co % DIRECT_CO] = bias != NULL ? bias[co * g->bs] : 0.0f;
+    }
+    direct_job job = {g, x, wpad, bpad, out, blocks};
+    const int64_t units = g->n * blocks * g->oh;
+    /* about 2^16 multiply-adds per chunk, so small convolutions stay on one thread */
+    const int64_t per_unit = g->ow * taps * DIRECT_CO;
+    tt_parallel_for(units, ((int64_t)1 << 16) / (per_unit > 0 ? per_unit : 1) + 1, direct_rows, &job);
+    free(wpad);
+    return TT_OK;
+}
+#endif
+
 /* ------------------------------------------------------------------ entry point */
 
 static int all_non_negative(const int64_t *values, int count) {
@@ -376,6 +500,11 @@ tt_status tt_conv2d(int dtype,
     if (out == 0 || weight == 0 || (x == 0 && g.c_in > 0 && g.h > 0 && g.w > 0)) {
         return TT_ERR_INVALID_ARG;
     }
+#if TT_HAVE_X86
+    if (dtype == TT_FLOAT32 && direct_applies(&g)) {
+        return conv_direct_float32(&g, (const float *)x, (const float *)weight, (const float *)bias, (float *)out);
+    }
+#endif
     switch (dtype) {
 #define CALL_CONV(name, T, CT, LD, ST, CODE) \
     case CODE: \
