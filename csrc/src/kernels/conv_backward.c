@@ -283,6 +283,8 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         CT *scratch;         /* per worker, per_worker elements */                                  \
         tt_status *status;   /* per worker */                                                       \
         int64_t workers, per_worker;                                                                \
+        /* what a worker runs on its share of the images: input_images or weight_images */         \
+        tt_status (*images)(const struct convb_job_##name *, int64_t, int64_t, CT *);               \
     } convb_job_##name;                                                                             \
                                                                                                     \
     /* dx for images [b0, b1): scratch = gbuf (c_out x P), col (K x pb), then an image accumulator   \
@@ -322,14 +324,6 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         return TT_OK;                                                                               \
     }                                                                                               \
                                                                                                     \
-    static void input_task_##name(int64_t begin, int64_t end, void *ctx) {                          \
-        const convb_job_##name *j = ctx;                                                            \
-        for (int64_t w = begin; w < end; w++) {                                                     \
-            j->status[w] = input_images_##name(j, j->g->n * w / j->workers, j->g->n * (w + 1) / j->workers, \
-                                               j->scratch + w * j->per_worker);                     \
-        }                                                                                           \
-    }                                                                                               \
-                                                                                                    \
     /* dw for images [b0, b1), summed into this worker's accumulator (the first c_out * K elements  \
        of its scratch, zeroed by the caller); then gbuf (c_out x P) and col (K x pb). */            \
     static tt_status weight_images_##name(const convb_job_##name *j, int64_t b0, int64_t b1, CT *scratch) { \
@@ -358,23 +352,24 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         return TT_OK;                                                                               \
     }                                                                                               \
                                                                                                     \
-    static void weight_task_##name(int64_t begin, int64_t end, void *ctx) {                         \
+    /* Worker w runs j->images on its contiguous share of the images, with its own scratch. */     \
+    static void worker_task_##name(int64_t begin, int64_t end, void *ctx) {                         \
         const convb_job_##name *j = ctx;                                                            \
         for (int64_t w = begin; w < end; w++) {                                                     \
-            j->status[w] = weight_images_##name(j, j->g->n * w / j->workers, j->g->n * (w + 1) / j->workers, \
-                                                j->scratch + w * j->per_worker);                    \
+            j->status[w] = j->images(j, j->g->n * w / j->workers, j->g->n * (w + 1) / j->workers,   \
+                                     j->scratch + w * j->per_worker);                               \
         }                                                                                           \
     }                                                                                               \
                                                                                                     \
-    /* Runs `task` over the workers; the first failing worker's status, else TT_OK. */              \
-    static tt_status run_workers_##name(convb_job_##name *j, tt_parallel_fn task) {                 \
+    /* Runs j->images over the workers; the first failing worker's status, else TT_OK. */          \
+    static tt_status run_workers_##name(convb_job_##name *j) {                                      \
         for (int64_t w = 0; w < j->workers; w++) {                                                  \
             j->status[w] = TT_OK;                                                                   \
         }                                                                                           \
         if (j->workers > 1) {                                                                       \
-            tt_parallel_for(j->workers, 1, task, j);                                                \
+            tt_parallel_for(j->workers, 1, worker_task_##name, j);                                  \
         } else {                                                                                    \
-            task(0, 1, j);                                                                          \
+            worker_task_##name(0, 1, j);                                                            \
         }                                                                                           \
         for (int64_t w = 0; w < j->workers; w++) {                                                  \
             if (j->status[w] != TT_OK) {                                                            \
@@ -413,8 +408,9 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
             }                                                                                       \
         }                                                                                           \
         convb_job_##name job = {.g = g, .gy = gy, .wpack = wpack, .out = out, .scratch = scratch,   \
-                                .status = status, .workers = workers, .per_worker = per_worker};    \
-        const tt_status result = run_workers_##name(&job, input_task_##name);                       \
+                                .status = status, .workers = workers, .per_worker = per_worker,     \
+                                .images = input_images_##name};                                     \
+        const tt_status result = run_workers_##name(&job);                                          \
         free(wpack);                                                                                \
         free(scratch);                                                                              \
         free(status);                                                                               \
@@ -440,8 +436,9 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
             memset(scratch + w * per_worker, 0, (size_t)wsize * sizeof(CT));                        \
         }                                                                                           \
         convb_job_##name job = {.g = g, .x = x, .gy = gy, .scratch = scratch, .status = status,    \
-                                .workers = workers, .per_worker = per_worker};                      \
-        const tt_status result = run_workers_##name(&job, weight_task_##name);                      \
+                                .workers = workers, .per_worker = per_worker,                       \
+                                .images = weight_images_##name};                                    \
+        const tt_status result = run_workers_##name(&job);                                          \
         if (result == TT_OK) {                                                                      \
             for (int64_t i = 0; i < wsize; i++) {                                                   \
                 CT sum = scratch[i];                                                                \
