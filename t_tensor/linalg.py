@@ -132,9 +132,11 @@ def _matmul(a: Any, b: Any, fn: str) -> Any:
         raise RuntimeError(
             f"{fn}: mat1 and mat2 shapes cannot be multiplied ({_shape_str(a._shape)} and {_shape_str(b._shape)})"
         )
-    batch = S.broadcast_shapes(a_shape[:-2], b_shape[:-2], fn=fn)
-    a_strides = S.expand_strides(a_shape[:-2], a_strides[:-2], batch, fn=fn) + a_strides[-2:]
-    b_strides = S.expand_strides(b_shape[:-2], b_strides[:-2], batch, fn=fn) + b_strides[-2:]
+    batch = a_shape[:-2]
+    if batch != b_shape[:-2]:  # equal batch dims (the common case) need no broadcasting
+        batch = S.broadcast_shapes(a_shape[:-2], b_shape[:-2], fn=fn)
+        a_strides = S.expand_strides(a_shape[:-2], a_strides[:-2], batch, fn=fn) + a_strides[-2:]
+        b_strides = S.expand_strides(b_shape[:-2], b_strides[:-2], batch, fn=fn) + b_strides[-2:]
     shape = batch + ((m,) if da > 1 else ()) + ((n,) if db > 1 else ())
     mismatch = "expected m1 and m2 to have the same dtype, but got: {a} != {b}"
     _check_dtypes(fn, a, b, mismatch, _trivial(shape, k))

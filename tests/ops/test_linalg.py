@@ -939,3 +939,28 @@ def test_generic_kernels_environment_variable():
     env["TT_GENERIC_KERNELS"] = "0"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == GEMM_KERNELS[-1]
+
+
+@pytest.mark.parametrize("layouts", [("contiguous", "contiguous"), ("transposed", "sliced"), ("sliced", "transposed")])
+@pytest.mark.parametrize("mnk", [(65, 63, 200), (240, 96, 256), (12, 32, 1), (100, 130, 77)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_gemm_small_path_bit_identical_to_packed_path(mnk, layouts):
+    """On one thread, a product with m <= 240 and k <= 256 on the AVX-512 float kernel reads full
+    panels of row-major operands in place instead of packing them; on two threads the same
+    product runs the packed path. Both sum the same products in the same order: the bits agree."""
+    if "avx512" not in GEMM_KERNELS:
+        pytest.skip("this CPU has no AVX-512F")
+    m, n, k = mnk
+    rng = np.random.default_rng(m + n + k)
+    ta, a = _operand(rng, m, k, np.float32, layouts[0])
+    tb, b = _operand(rng, k, n, np.float32, layouts[1])
+    before = tt.get_num_threads()
+    try:
+        tt.set_num_threads(1)
+        small = (ta @ tb).numpy()
+        tt.set_num_threads(2)
+        packed = (ta @ tb).numpy()
+    finally:
+        tt.set_num_threads(before)
+    _gemm_check(tt.from_numpy(small), a, b, np.float32)
+    np.testing.assert_array_equal(small.view(np.uint32), packed.view(np.uint32))

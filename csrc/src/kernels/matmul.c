@@ -419,7 +419,7 @@ DEFINE_AVX2_UKR(double, __m256d, pd, 4, 8)
    With unit column stride every tile, edges included, is stored with (masked) vector stores; any
    other C goes through acc. */
 #define AVX512_ROW(i, S, V)                                                                         \
-    a = _mm512_set1_##S(ap[i]);                                                                    \
+    a = _mm512_set1_##S((i) < 4 ? a0[(i) * lda] : (i) < 8 ? a4[((i) - 4) * lda] : a8[((i) - 8) * lda]); \
     c##i##_0 = _mm512_fmadd_##S(a, b0, c##i##_0);                                                  \
     c##i##_1 = _mm512_fmadd_##S(a, b1, c##i##_1);
 #define AVX512_ZERO(i, S, V) V c##i##_0 = _mm512_setzero_##S(), c##i##_1 = _mm512_setzero_##S();
@@ -428,22 +428,30 @@ DEFINE_AVX2_UKR(double, __m256d, pd, 4, 8)
 #define AVX512_LIST(i, S, V) c##i##_0, c##i##_1,
 #define _mm512_mask_loadu_ps_(m, p) _mm512_maskz_loadu_ps(m, p)
 #define _mm512_mask_loadu_pd_(m, p) _mm512_maskz_loadu_pd(m, p)
+/* The body reads A(i, p) at ap[i * lda + p * astep] and B(p, 0..NR) at bp + p * ldb: the packed
+   kernel fixes lda = 1, astep = MR, ldb = NR as constants (so it compiles to plain offsets); the
+   strided one takes them as arguments, to read a row-major A or B where it lies. */
 #define DEFINE_AVX512_UKR(T, V, S, W, MR, NR)                                                        \
     DEFINE_TILE_STORE(T, MR, NR)                                                                    \
-    __attribute__((target("avx512f"))) static void ukr_avx512_##T##_##MR(                          \
-        int64_t kc, const T *restrict ap, const T *restrict bp, T *c, int64_t rsc, int64_t csc,   \
-        int mr, int nr, int load_c) {                                                              \
+    __attribute__((target("avx512f"))) static inline void ukr_avx512_body_##T##_##MR(              \
+        int64_t kc, const T *restrict ap, const int64_t lda, const int64_t astep, const T *restrict bp, \
+        const int64_t ldb, T *c, int64_t rsc, int64_t csc, int mr, int nr, int load_c) {          \
         AVX512_ROWS##MR(AVX512_ZERO, S, V)                                                          \
         for (int i = 0; i < mr; i++) { /* C is needed at the end: start fetching it now */         \
             _mm_prefetch((const char *)(c + i * rsc), _MM_HINT_T0);                                \
             _mm_prefetch((const char *)(c + i * rsc + (nr - 1) * csc), _MM_HINT_T0);               \
         }                                                                                          \
+        /* rows 0-3, 4-7 and 8-11 from three bases, at offsets 0, lda, 2 lda, 3 lda: few enough    \
+           registers that none is spilled when lda is not a constant */                           \
+        const T *a0 = ap, *a4 = ap + 4 * lda, *a8 = (MR) > 8 ? ap + 8 * lda : ap;                  \
         for (int64_t p = 0; p < kc; p++) {                                                         \
             const V b0 = _mm512_loadu_##S(bp), b1 = _mm512_loadu_##S(bp + (W));                    \
             V a;                                                                                   \
             AVX512_ROWS##MR(AVX512_ROW, S, V)                                                       \
-            ap += (MR);                                                                            \
-            bp += 2 * (W);                                                                         \
+            a0 += astep;                                                                           \
+            a4 += astep;                                                                           \
+            a8 += astep;                                                                           \
+            bp += ldb;                                                                             \
         }                                                                                          \
         const V rows[2 * (MR)] = {AVX512_ROWS##MR(AVX512_LIST, S, V)};                              \
         if (csc == 1) {                                                                            \
@@ -474,11 +482,23 @@ DEFINE_AVX2_UKR(double, __m256d, pd, 4, 8)
             for (int i = 0; i < 2 * (MR); i++) _mm512_storeu_##S(acc + i * (W), rows[i]);          \
             tile_store_##T##_##MR##x##NR(acc, c, rsc, csc, mr, nr, load_c);                        \
         }                                                                                          \
+    }                                                                                              \
+    __attribute__((target("avx512f"))) static void ukr_avx512_##T##_##MR(                          \
+        int64_t kc, const T *restrict ap, const T *restrict bp, T *c, int64_t rsc, int64_t csc,   \
+        int mr, int nr, int load_c) {                                                              \
+        ukr_avx512_body_##T##_##MR(kc, ap, 1, (MR), bp, 2 * (W), c, rsc, csc, mr, nr, load_c);     \
     }
 DEFINE_AVX512_UKR(float, __m512, ps, 16, 12, 32)
 DEFINE_AVX512_UKR(double, __m512d, pd, 8, 12, 16)
 DEFINE_AVX512_UKR(float, __m512, ps, 16, 8, 32)
 DEFINE_AVX512_UKR(double, __m512d, pd, 8, 8, 16)
+
+/* The same micro-kernel reading its operands in place (see small_gemm_f32_avx512). */
+__attribute__((target("avx512f"))) static void ukr_avx512_strided_float_12(
+    int64_t kc, const float *restrict ap, int64_t lda, int64_t astep, const float *restrict bp, int64_t ldb,
+    float *c, int64_t rsc, int64_t csc, int mr, int nr, int load_c) {
+    ukr_avx512_body_float_12(kc, ap, lda, astep, bp, ldb, c, rsc, csc, mr, nr, load_c);
+}
 
 /* Packing an operand whose packed order is across its memory order (A row-major into MR-tall
    panels, B column-major into NR-wide panels) is a transposition: element by element it costs
@@ -819,7 +839,9 @@ static void scratch_give(void *p) {
             pr.c += index[d] * s->c_bs[d];                                                         \
         }                                                                                          \
         for (int64_t t = t0; t < t1; t++) {                                                        \
-            gemm_run_##TAG(&pr, s->ukr, workers, apacks, bpack);                                   \
+            if (!SMALL_GEMM_##TAG(&pr, s->ukr, workers, apacks, bpack)) {                          \
+                gemm_run_##TAG(&pr, s->ukr, workers, apacks, bpack);                               \
+            }                                                                                      \
             for (int d = s->batch_ndim - 1; d >= 0; d--) {                                         \
                 if (++index[d] < s->batch_shape[d]) {                                              \
                     pr.a += s->a_bs[d];                                                            \
@@ -886,6 +908,14 @@ static void scratch_give(void *p) {
 #define PACK_A_ROWS_d6x8(dst, src, rsa, kc) 0
 #define PACK_A_ROWS_d12x16(dst, src, rsa, kc) 0
 #define PACK_A_ROWS_s12x32(dst, src, rsa, kc) (pack_a_rows_f32x12(dst, src, rsa, kc), 1)
+/* The small-product path (small_gemm_f32_avx512): nonzero when it ran the product. */
+#define SMALL_GEMM_s6x16(pr, ukr, workers, apacks, bpack) 0
+#define SMALL_GEMM_d6x8(pr, ukr, workers, apacks, bpack) 0
+#define SMALL_GEMM_d12x16(pr, ukr, workers, apacks, bpack) 0
+#define SMALL_GEMM_s12x32(pr, ukr, workers, apacks, bpack)                                        \
+    ((workers) == 1 && (ukr) == ukr_avx512_float_12 && (pr)->m <= 240 && (pr)->k <= 256            \
+         ? (small_gemm_f32_avx512(pr, apacks, bpack), 1)                                           \
+         : 0)
 #define PACK_B_FAST_s6x16(out, src, rsb, csb, kc) 0
 #define PACK_B_FAST_d6x8(out, src, rsb, csb, kc) 0
 #define PACK_B_FAST_d12x16(out, src, rsb, csb, kc) 0
@@ -893,11 +923,57 @@ static void scratch_give(void *p) {
     ((csb) == 1 ? (pack_b_rows_f32x32(out, src, rsb, kc), 1)                                       \
                 : (rsb) == 1 ? (pack_b_cols_f32x32(out, src, csb, kc), 1) : 0)
 
+#if TT_GEMM_X86
+static void small_gemm_f32_avx512(const prob_float *pr, float *apack, float *bpack);
+#endif
+
 DEFINE_FAST_GEMM(s6x16, float, 6, 16, 144, 256, 4096)
 DEFINE_FAST_GEMM(d6x8, double, 6, 8, 72, 256, 2048)
 #if TT_GEMM_X86
 DEFINE_FAST_GEMM(s12x32, float, 12, 32, 240, 256, 4096)
 DEFINE_FAST_GEMM(d12x16, double, 12, 16, 120, 256, 2048)
+#endif
+
+#if TT_GEMM_X86
+/* A product small enough that A fits one packed block (m <= MC, k <= KC), on one thread, with the
+   AVX-512 float kernel: packing is then a sizeable share of the work (a transposition of A and a
+   copy of B for 2 m n k / (m k + k n) flops, a sixth of a 128^3 product), so the operands are read
+   where they lie when their layout allows: full 12-row panels of a row-major A (unit column
+   stride) are broadcast from their rows, full 32-column panels of a row-major B are loaded from
+   their rows. Other panels (the last partial ones, other layouts) are packed as usual, A once
+   for all column panels. Same arithmetic in the same order as the packed path, so the results
+   are bit-identical. */
+static void small_gemm_f32_avx512(const prob_float *pr, float *apack, float *bpack) {
+    const int64_t m = pr->m, n = pr->n, k = pr->k;
+    const int a_direct = pr->csa == 1;
+    const int64_t full_rows = m / 12 * 12;
+    if (!a_direct) {
+        pack_a_s12x32(apack, pr->a, pr->rsa, pr->csa, m, k);
+    } else if (full_rows < m) {
+        pack_a_s12x32(apack, pr->a + full_rows * pr->rsa, pr->rsa, pr->csa, m - full_rows, k);
+    }
+    for (int64_t j = 0; j < n; j += 32) {
+        const int nr = (int)(n - j < 32 ? n - j : 32);
+        const float *bp = pr->b + j * pr->csb;
+        int64_t ldb = pr->rsb;
+        if (nr < 32 || pr->csb != 1) {
+            pack_b_s12x32(bpack, bp, pr->rsb, pr->csb, k, nr, 0, 1);
+            bp = bpack;
+            ldb = 32;
+        }
+        for (int64_t i = 0; i < m; i += 12) {
+            const int mr = (int)(m - i < 12 ? m - i : 12);
+            float *c = pr->c + i * pr->rsc + j * pr->csc;
+            if (a_direct && i < full_rows) {
+                ukr_avx512_strided_float_12(k, pr->a + i * pr->rsa, pr->rsa, 1, bp, ldb, c, pr->rsc, pr->csc, mr, nr,
+                                            pr->accumulate);
+            } else {
+                const float *ap = apack + (a_direct ? 0 : i * k);
+                ukr_avx512_strided_float_12(k, ap, 1, 12, bp, ldb, c, pr->rsc, pr->csc, mr, nr, pr->accumulate);
+            }
+        }
+    }
+}
 #endif
 
 tt_ukr_float tt_gemm_ukr_float(int64_t m) {
