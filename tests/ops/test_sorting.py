@@ -162,8 +162,9 @@ def test_argsort_matches_torch(dtype, case, descending):
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=_id)
 @pytest.mark.parametrize("descending", [False, True])
 def test_long_rows_are_stable(dtype, descending):
-    """Rows longer than the insertion-sort runs (16) go through the merges; ties must keep order.
-    Checked against torch's stable sort and, ascending, NumPy's stable argsort."""
+    """Rows of 1000 go through the radix sort (rows of 512 and more), columns of 3 through the
+    merge sort's insertion runs; ties must keep order. Checked against torch's stable sort and,
+    ascending, NumPy's stable argsort."""
     rng = np.random.default_rng(7)
     a = values(rng, (3, 1000), dtype)
     for dim, data in [(1, a), (0, np.ascontiguousarray(a.T))]:
@@ -173,6 +174,28 @@ def test_long_rows_are_stable(dtype, descending):
         assert_same(got.indices, want.indices)
         if not descending:
             np.testing.assert_array_equal(got.indices.numpy(), np.argsort(data, axis=dim, kind="stable"))
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=_id)
+@pytest.mark.parametrize("length", [511, 512, 4099])
+def test_merge_and_radix_paths_agree_with_torch(dtype, length):
+    """511 elements take the merge sort, 512 and more the radix sort: both must give torch's
+    stable order, both directions, with NaN of either sign, -0.0 / +0.0 ties, infinities,
+    denormals and the integer extremes among the values."""
+    rng = np.random.default_rng(length)
+    a = values(rng, (length,), dtype)
+    if dtype.kind == "f":
+        specials = np.array([-math.nan, math.nan, -0.0, 0.0, math.inf, -math.inf], dtype=dtype.numpy)
+        tiny = np.array([np.finfo(dtype.numpy).smallest_subnormal, -np.finfo(dtype.numpy).smallest_subnormal,
+                         np.finfo(dtype.numpy).max, np.finfo(dtype.numpy).min], dtype=dtype.numpy)
+        a[: len(specials) + len(tiny)] = np.concatenate([specials, tiny])
+        rng.shuffle(a)
+    for descending in (False, True):
+        got = tt.sort(tt.tensor(a), descending=descending)
+        want = torch.sort(torch.from_numpy(a), descending=descending, stable=True)
+        assert_same(got.values, want.values)
+        assert_same(got.indices, want.indices)
+        np.testing.assert_array_equal(tt.argsort(tt.tensor(a), descending=descending).numpy(), want.indices.numpy())
 
 
 def test_sort_order_of_nan_zero_and_infinities():

@@ -46,6 +46,43 @@
     X(float32, float, float, LD_plain, F, TT_FLOAT32)         \
     X(float64, double, double, LD_plain, F, TT_FLOAT64)
 
+/* Radix keys: an unsigned integer per key type whose order is the ascending sort order (ties
+   where the order has ties), as (key type, unsigned type, transform). Signed integers flip their
+   sign bit. Floats: -0.0 becomes +0.0 (they compare equal, so a stable sort keeps their order),
+   every NaN becomes the largest key (NaN sorts last), and the bits of the rest are flipped
+   whole when negative, else only the sign bit. Descending order is the complement of the key,
+   which puts NaN first, as the comparison order does. */
+static inline uint8_t radix_key_uint8_t(uint8_t v) { return v; }
+static inline uint8_t radix_key_int8_t(int8_t v) { return (uint8_t)((uint8_t)v ^ 0x80u); }
+static inline uint16_t radix_key_int16_t(int16_t v) { return (uint16_t)((uint16_t)v ^ 0x8000u); }
+static inline uint32_t radix_key_int32_t(int32_t v) { return (uint32_t)v ^ 0x80000000u; }
+static inline uint64_t radix_key_int64_t(int64_t v) { return (uint64_t)v ^ 0x8000000000000000ull; }
+static inline uint32_t radix_key_float(float v) {
+    if (v != v) {
+        return UINT32_MAX;
+    }
+    uint32_t u;
+    v = v == 0.0f ? 0.0f : v;
+    memcpy(&u, &v, sizeof u);
+    return (u & 0x80000000u) ? ~u : u | 0x80000000u;
+}
+static inline uint64_t radix_key_double(double v) {
+    if (v != v) {
+        return UINT64_MAX;
+    }
+    uint64_t u;
+    v = v == 0.0 ? 0.0 : v;
+    memcpy(&u, &v, sizeof u);
+    return (u & 0x8000000000000000ull) ? ~u : u | 0x8000000000000000ull;
+}
+#define RADIX_UT_uint8_t uint8_t
+#define RADIX_UT_int8_t uint8_t
+#define RADIX_UT_int16_t uint16_t
+#define RADIX_UT_int32_t uint32_t
+#define RADIX_UT_int64_t uint64_t
+#define RADIX_UT_float uint32_t
+#define RADIX_UT_double uint64_t
+
 /* "a goes strictly before b" in ascending and in descending order. */
 #define ASCENDING_I(a, b) ((a) < (b))
 #define DESCENDING_I(a, b) ((a) > (b))
@@ -103,6 +140,46 @@
             b = swap;                                                                        \
         }                                                                                    \
         return a;                                                                            \
+    }
+
+/* ------------------------------------------------------------------ stable LSD radix sort
+ * For rows of at least RADIX_MIN elements: (unsigned key, position) pairs sorted one byte at a
+ * time from the lowest, each pass a counting sort (stable), so equal keys keep their positions'
+ * order, exactly what the merge sort gives. The byte histograms of every pass are counted in one
+ * read of the keys first, and a pass whose byte is the same for all keys is skipped (small
+ * integers, or floats of one sign and magnitude range, need fewer passes). */
+#define RADIX_MIN 512
+
+#define DEFINE_RADIX_SORT(FN, PAIR, UT)                                                        \
+    static PAIR *FN(PAIR *a, PAIR *b, int64_t n) {                                             \
+        enum { BYTES = sizeof(UT) };                                                           \
+        int64_t counts[BYTES][256];                                                            \
+        memset(counts, 0, sizeof counts);                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                      \
+            const UT key = a[i].key;                                                           \
+            for (int d = 0; d < BYTES; d++) {                                                  \
+                counts[d][(key >> (8 * d)) & 0xFF]++;                                          \
+            }                                                                                  \
+        }                                                                                      \
+        for (int d = 0; d < BYTES; d++) {                                                      \
+            int64_t *count = counts[d];                                                        \
+            if (count[(a[0].key >> (8 * d)) & 0xFF] == n) {                                    \
+                continue; /* every key has this byte: the pass would not move anything */       \
+            }                                                                                  \
+            int64_t next = 0;                                                                  \
+            for (int v = 0; v < 256; v++) {                                                    \
+                const int64_t c = count[v];                                                    \
+                count[v] = next;                                                               \
+                next += c;                                                                     \
+            }                                                                                  \
+            for (int64_t i = 0; i < n; i++) {                                                  \
+                b[count[(a[i].key >> (8 * d)) & 0xFF]++] = a[i];                               \
+            }                                                                                  \
+            PAIR *swap = a;                                                                    \
+            a = b;                                                                             \
+            b = swap;                                                                          \
+        }                                                                                      \
+        return a;                                                                              \
     }
 
 /* ------------------------------------------------------------------ partial selection (topk)
@@ -171,6 +248,22 @@ struct sort_ctx {
     sort_row_fn sort_row;
 };
 
+/* Writes sorted positions start .. start + count - 1 of a row: the positions are int64 fields of
+   pairs `pair_size` bytes apart, the first at `first_index`; values (when wanted) are copied byte
+   for byte from x at each position. */
+static void write_sorted(const sort_ctx *c, const char *x, char *values, char *indices, const int64_t *first_index,
+                         size_t pair_size, size_t itemsize) {
+    const char *at = (const char *)first_index + (size_t)c->start * pair_size;
+    for (int64_t j = 0; j < c->count; j++, at += pair_size) {
+        int64_t index;
+        memcpy(&index, at, sizeof index);
+        memcpy(indices + j * c->indices_step, &index, sizeof index);
+        if (values != NULL) {
+            memcpy(values + j * c->values_step, x + index * c->x_step, itemsize);
+        }
+    }
+}
+
 #define DEFINE_SORT_ROW(name, T, KT, LD, K, CODE)                                                    \
     typedef struct pair_##name {                                                                     \
         KT key;                                                                                      \
@@ -180,6 +273,13 @@ struct sort_ctx {
     DEFINE_MERGE_SORT(sort_descending_##name, pair_##name, KEYS_DESCENDING_##K)                      \
     DEFINE_SELECT(select_ascending_##name, pair_##name, ASCENDING_##K)                               \
     DEFINE_SELECT(select_descending_##name, pair_##name, DESCENDING_##K)                             \
+    typedef struct rpair_##name {                                                                    \
+        RADIX_UT_##KT key;                                                                           \
+        int64_t index;                                                                               \
+    } rpair_##name;                                                                                  \
+    /* the radix pairs live in the same buffers as the merge sort's pairs */                         \
+    _Static_assert(sizeof(rpair_##name) <= sizeof(pair_##name), "radix pair fits a pair");          \
+    DEFINE_RADIX_SORT(radix_sort_##name, rpair_##name, RADIX_UT_##KT)                                \
     /* The best m pairs of the row, best first, into a[0..m). */                                     \
     static void select_##name(const sort_ctx *c, const char *x, pair_##name *a, int64_t m) {        \
         for (int64_t i = 0; i < m; i++) {                                                            \
@@ -207,24 +307,27 @@ struct sort_ctx {
     }                                                                                                \
     static void sort_row_##name(const sort_ctx *c, const char *x, char *values, char *indices) {    \
         pair_##name *a = c->buffer, *b = c->scratch;                                                 \
-        const pair_##name *sorted = a;                                                               \
         const int64_t m = c->start + c->count;                                                       \
         if (m <= c->len / SELECT_RATIO) {                                                            \
             select_##name(c, x, a, m);                                                               \
+            write_sorted(c, x, values, indices, &a[0].index, sizeof *a, sizeof(T));                  \
+        } else if (c->len >= RADIX_MIN) {                                                            \
+            rpair_##name *ra = c->buffer, *rb = c->scratch;                                          \
+            const RADIX_UT_##KT flip = c->descending ? (RADIX_UT_##KT) ~(RADIX_UT_##KT)0 : 0;        \
+            for (int64_t i = 0; i < c->len; i++) {                                                   \
+                ra[i].key = (RADIX_UT_##KT)(radix_key_##KT((KT)LD(T, x + i * c->x_step)) ^ flip);    \
+                ra[i].index = i;                                                                     \
+            }                                                                                        \
+            const rpair_##name *sorted = radix_sort_##name(ra, rb, c->len);                          \
+            write_sorted(c, x, values, indices, &sorted[0].index, sizeof *sorted, sizeof(T));        \
         } else {                                                                                     \
             for (int64_t i = 0; i < c->len; i++) {                                                   \
                 a[i].key = (KT)LD(T, x + i * c->x_step);                                             \
                 a[i].index = i;                                                                      \
             }                                                                                        \
-            sorted = c->descending ? sort_descending_##name(a, b, c->len, 1)                         \
-                                   : sort_ascending_##name(a, b, c->len, 1);                         \
-        }                                                                                            \
-        for (int64_t j = 0; j < c->count; j++) {                                                     \
-            int64_t index = sorted[c->start + j].index;                                              \
-            memcpy(indices + j * c->indices_step, &index, sizeof index);                             \
-            if (values != NULL) {                                                                    \
-                memcpy(values + j * c->values_step, x + index * c->x_step, sizeof(T));               \
-            }                                                                                        \
+            const pair_##name *sorted = c->descending ? sort_descending_##name(a, b, c->len, 1)      \
+                                                      : sort_ascending_##name(a, b, c->len, 1);      \
+            write_sorted(c, x, values, indices, &sorted[0].index, sizeof *sorted, sizeof(T));        \
         }                                                                                            \
     }
 SORT_DTYPES(DEFINE_SORT_ROW)
