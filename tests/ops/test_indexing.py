@@ -805,3 +805,28 @@ def test_index_error_leaves_no_crash_on_huge_and_min_indices():
             x.scatter_(0, tt.tensor([bad]), tt.tensor([1]))
         with pytest.raises(IndexError, match="out of bounds"):   # (PyTorch reads out of bounds here)
             tt.take_along_dim(x, tt.tensor([bad]), 0)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_whole_rows_gathered_and_scattered(layout):
+    """x[rows], index_select(x, 0, rows) and x[rows] = v copy whole rows (one offset per row,
+    one memmove when both sides are contiguous); negative rows wrap, a row out of range raises."""
+    rng = np.random.default_rng(5)
+    base = rng.standard_normal((300, 70)).astype(np.float32)
+    if layout == "transposed":
+        base = np.ascontiguousarray(base.T).T          # same values, column-major
+    x_np = base[::2] if layout == "sliced" else base
+    x = tt.tensor(base)[::2] if layout == "sliced" else (tt.tensor(np.ascontiguousarray(base.T)).T
+                                                        if layout == "transposed" else tt.tensor(base))
+    rows = rng.integers(-x_np.shape[0], x_np.shape[0], 97)
+    np.testing.assert_array_equal(x[tt.tensor(rows)].numpy(), x_np[rows])
+    np.testing.assert_array_equal(tt.index_select(x, 0, tt.tensor(rows % x_np.shape[0])).numpy(),
+                                  x_np[rows % x_np.shape[0]])
+    value = rng.standard_normal((97, 70)).astype(np.float32)
+    unique_rows = np.unique(rows % x_np.shape[0])
+    x[tt.tensor(unique_rows)] = tt.tensor(value[: len(unique_rows)])
+    want = x_np.copy()
+    want[unique_rows] = value[: len(unique_rows)]
+    np.testing.assert_array_equal(x.numpy(), want)
+    with pytest.raises(IndexError):
+        x[tt.tensor([0, x_np.shape[0]])]

@@ -216,8 +216,40 @@ static inline int element_offset(const index_ctx *c, char *const *data, const in
     return 1;
 }
 
+/* True when no index changes along the row (the row runs along a dimension the indices do not
+   index, as in x[rows] or index_select along dim 0): one offset serves the whole row. */
+static inline int row_has_one_offset(const index_ctx *c, const int64_t *s) {
+    for (int k = 0; k < c->nindex; k++) {
+        if (s[2 + k] != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Copies n items from src to dst (byte steps ds, ss): one memmove when both are contiguous
+   (memmove, not memcpy: the Python side clones operands that share the written bytes, but a
+   kernel must not rely on it for memory safety). */
+static inline void copy_run(char *dst, int64_t ds, const char *src, int64_t ss, int64_t n, size_t itemsize) {
+    if (ds == (int64_t)itemsize && ss == (int64_t)itemsize) {
+        memmove(dst, src, (size_t)n * itemsize);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        copy_item(dst + i * ds, src + i * ss, itemsize);
+    }
+}
+
 static tt_status gather_row(char *const *data, const int64_t *s, int64_t n, void *ctx) {
     const index_ctx *c = ctx;
+    if (n > 1 && row_has_one_offset(c, s)) {
+        int64_t offset;
+        if (!element_offset(c, data, s, 0, &offset)) {
+            return TT_ERR_INDEX;
+        }
+        copy_run(data[0], s[0], data[1] + offset, s[1], n, c->itemsize);
+        return TT_OK;
+    }
     for (int64_t i = 0; i < n; i++) {
         int64_t offset;
         if (!element_offset(c, data, s, i, &offset)) {
@@ -230,6 +262,14 @@ static tt_status gather_row(char *const *data, const int64_t *s, int64_t n, void
 
 static tt_status scatter_row(char *const *data, const int64_t *s, int64_t n, void *ctx) {
     const index_ctx *c = ctx;
+    if (n > 1 && c->combine == NULL && row_has_one_offset(c, s)) {
+        int64_t offset;
+        if (!element_offset(c, data, s, 0, &offset)) {
+            return TT_ERR_INDEX;
+        }
+        copy_run(data[1] + offset, s[1], data[0], s[0], n, c->itemsize);
+        return TT_OK;
+    }
     for (int64_t i = 0; i < n; i++) {
         int64_t offset;
         if (!element_offset(c, data, s, i, &offset)) {
