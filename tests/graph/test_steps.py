@@ -1,0 +1,219 @@
+"""Prepared C steps (t_tensor/graph/steps.py) and the prepared executors: every builder's result
+equals the registry kernel's, the bench-style models run with no copy into the arena, a changed
+graph is prepared again, and the plain executor's prepared plan gives graph.run's old values."""
+
+from __future__ import annotations
+
+import doctest
+
+import numpy as np
+import onnxruntime as ort  # dev dependency: a missing one must fail, not skip
+import pytest
+
+import t_tensor as tt
+import t_tensor.graph.steps as steps_module
+import t_tensor.onnx as tt_onnx
+from t_tensor.graph import ArenaExecutor, Graph, Profiler
+from t_tensor.graph.kernels import KERNELS
+from t_tensor.graph.steps import STEP_BUILDERS, Builder, run_calls
+
+from .test_onnx_import import MODELS, export
+
+
+def _same(a, b, tol=1e-5):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+
+
+def test_module_doctests():
+    failures, attempted = doctest.testmod(steps_module, optionflags=doctest.ELLIPSIS)
+    assert attempted > 0 and failures == 0
+
+
+# (op type, attributes, input shapes, output shape) -- each checked against the registry kernel
+_CASES = [
+    ("Add", {}, [(2, 3, 4), (4,)], (2, 3, 4)),
+    ("Sub", {}, [(3, 1), (1, 5)], (3, 5)),
+    ("Mul", {}, [(2, 3), (2, 3)], (2, 3)),
+    ("Div", {}, [(2, 3), (1, 3)], (2, 3)),
+    ("Pow", {}, [(2, 3), ()], (2, 3)),
+    ("Max", {}, [(2, 3), (2, 3)], (2, 3)),
+    ("Relu", {}, [(2, 3)], (2, 3)),
+    ("Tanh", {}, [(4,)], (4,)),
+    ("Erf", {}, [(2, 2)], (2, 2)),
+    ("Gelu", {"approximate": "tanh"}, [(3, 3)], (3, 3)),
+    ("LeakyRelu", {"alpha": 0.2}, [(3, 3)], (3, 3)),
+    ("Elu", {"alpha": 0.5}, [(3, 3)], (3, 3)),
+    ("Clip", {"min": -0.5, "max": 0.5}, [(3, 3)], (3, 3)),
+    ("MatMul", {}, [(2, 3, 4), (4, 5)], (2, 3, 5)),
+    ("MatMul", {}, [(1, 3, 4), (2, 4, 5)], (2, 3, 5)),
+    ("Gemm", {"transA": 1, "transB": 1, "beta": 0.5}, [(4, 3), (5, 4), (5,)], (3, 5)),
+    ("Gemm", {}, [(3, 4), (4, 5), (3, 5)], (3, 5)),
+    ("Conv", {"pads": (1, 2, 0, 1), "strides": (2, 1)}, [(2, 3, 7, 6), (4, 3, 3, 3), (4,)], (2, 4, 3, 7)),
+    ("Conv", {"group": 2, "dilations": (2, 1)}, [(1, 4, 6, 6), (4, 2, 2, 2)], (1, 4, 4, 5)),
+    ("MaxPool", {"kernel_shape": (3, 3), "strides": (2, 2), "pads": (1, 1, 1, 1)}, [(2, 3, 7, 7)], (2, 3, 4, 4)),
+    ("MaxPool", {"kernel_shape": (2, 2), "ceil_mode": 1, "strides": (2, 2)}, [(1, 2, 5, 5)], (1, 2, 3, 3)),
+    ("AveragePool", {"kernel_shape": (3, 3), "pads": (1, 1, 1, 1)}, [(2, 3, 5, 5)], (2, 3, 5, 5)),
+    ("AveragePool", {"kernel_shape": (3, 3), "pads": (1, 1, 1, 1), "count_include_pad": 1}, [(2, 3, 5, 5)],
+     (2, 3, 5, 5)),
+    ("AveragePool", {"kernel_shape": (2, 2), "pads": (0, 0, 1, 1), "strides": (2, 2)}, [(1, 2, 5, 5)], (1, 2, 3, 3)),
+    ("GlobalAveragePool", {}, [(2, 3, 4, 5)], (2, 3, 1, 1)),
+    ("GlobalMaxPool", {}, [(2, 3, 4, 5)], (2, 3, 1, 1)),
+    ("Softmax", {"axis": 1}, [(2, 5, 3)], (2, 5, 3)),
+    ("LogSoftmax", {"axis": -1}, [(2, 5)], (2, 5)),
+    ("ReduceMean", {"axes": (1,), "keepdims": 1}, [(2, 3, 4)], (2, 1, 4)),
+    ("ReduceSum", {"axes": (0, 2), "keepdims": 0}, [(2, 3, 4)], (3,)),
+    ("ReduceMax", {"keepdims": 0}, [(2, 3, 4)], ()),
+    ("ReduceMin", {"axes": (-1,), "keepdims": 1}, [(2, 3)], (2, 1)),
+    ("BatchNormalization", {"epsilon": 1e-3}, [(2, 3, 4, 4), (3,), (3,), (3,), (3,)], (2, 3, 4, 4)),
+    ("LayerNormalization", {"axis": -1}, [(2, 3, 8), (8,), (8,)], (2, 3, 8)),
+    ("LayerNormalization", {"axis": 1}, [(2, 3, 4), (3, 4)], (2, 3, 4)),
+    ("Cast", {"to": 7}, [(2, 3)], (2, 3)),
+]
+
+
+@pytest.mark.parametrize("op,attrs,shapes,out_shape", _CASES, ids=[f"{c[0]}-{k}" for k, c in enumerate(_CASES)])
+@pytest.mark.parametrize("dtype", [tt.float32, tt.float64])
+def test_builder_matches_the_registry_kernel(op, attrs, shapes, out_shape, dtype):
+    from t_tensor.graph.ir import Node, dtype_attr
+
+    tt.manual_seed(0)
+    xs = [tt.randn(*s, dtype=dtype) * 3 for s in shapes]
+    if op == "BatchNormalization":
+        xs[4] = xs[4].abs() + 0.1  # a variance
+    if op == "Pow":
+        xs[0] = xs[0].abs()
+    node = Node(op, [f"i{k}" for k in range(len(xs))], ["y"], dict(attrs), "n")
+    want = KERNELS[op](xs, attrs)
+    want = want[0] if isinstance(want, tuple) else want
+    out_dtype = dtype_attr(attrs["to"]) if op == "Cast" else dtype
+    out = tt.full(out_shape, float("nan") if out_dtype.is_floating_point else -1, dtype=out_dtype)
+    calls = STEP_BUILDERS[op](Builder(), node, xs, [out])
+    assert calls is not None, f"{op} declined"
+    run_calls(calls, op)
+    assert tuple(want.shape) == out_shape and want.dtype == out.dtype
+    _same(out.numpy(), want.numpy(), 1e-5 if dtype == tt.float32 else 1e-12)
+
+
+def test_builders_decline_what_they_cannot_write():
+    from t_tensor.graph.ir import Node
+
+    b = Builder()
+    x = tt.randn(4, 4)
+    # an output overlapping its input other than exactly (a transposed view of the same memory)
+    assert STEP_BUILDERS["Add"](b, Node("Add", ["a", "b"], ["y"]), [x.T, x], [x]) is None
+    # in place over an input read exactly: fine
+    assert STEP_BUILDERS["Add"](b, Node("Add", ["a", "b"], ["y"]), [x, x.T.contiguous()], [x]) is not None
+    # integer division (ONNX truncates: the registry kernel), a non-contiguous output, mixed dtypes
+    i = tt.ones(2, 2, dtype=tt.int32)
+    assert STEP_BUILDERS["Div"](b, Node("Div", ["a", "b"], ["y"]), [i, i], [tt.empty(2, 2, dtype=tt.int32)]) is None
+    assert STEP_BUILDERS["Relu"](b, Node("Relu", ["a"], ["y"]), [x], [tt.empty(4, 4).T]) is None
+    assert STEP_BUILDERS["Add"](b, Node("Add", ["a", "b"], ["y"]), [x, x.double()], [tt.empty(4, 4)]) is None
+    assert STEP_BUILDERS["Softmax"](b, Node("Softmax", ["a"], ["y"]), [x], [x]) is None  # in place: no
+
+
+def _bn_pool_softmax_graph() -> Graph:
+    g = Graph()
+    g.add_input("x", (2, 3, 8, 8), tt.float32)
+    tt.manual_seed(1)
+    g.add_initializer("w", tt.randn(4, 3, 3, 3) * 0.3)
+    for name, value in (("s", tt.rand(4) + 0.5), ("b", tt.randn(4)), ("m", tt.randn(4)), ("v", tt.rand(4) + 0.5)):
+        g.add_initializer(name, value)
+    g.add_initializer("fc", tt.randn(4, 5))
+    g.add_node("Conv", ["x", "w"], ["c"], {"pads": (1, 1, 1, 1)})
+    g.add_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["bn"])
+    g.add_node("Relu", ["bn"], ["r"])
+    g.add_node("MaxPool", ["r"], ["p"], {"kernel_shape": (2, 2), "strides": (2, 2)})
+    g.add_node("AveragePool", ["p"], ["a"], {"kernel_shape": (3, 3), "pads": (1, 1, 1, 1)})
+    g.add_node("GlobalAveragePool", ["a"], ["gp"])
+    g.add_node("Flatten", ["gp"], ["f"])
+    g.add_node("MatMul", ["f", "fc"], ["logits"])
+    g.add_node("ReduceMax", ["logits"], ["mx"], {"axes": (1,), "keepdims": 1})
+    g.add_node("Sub", ["logits", "mx"], ["z"])
+    g.add_node("Softmax", ["z"], ["y"], {"axis": 1})
+    g.outputs = ["y"]
+    return g.infer_shapes()
+
+
+def test_batchnorm_pool_softmax_reductions_write_into_the_arena():
+    g = _bn_pool_softmax_graph()
+    ex = ArenaExecutor(g)
+    for seed in (0, 1):
+        tt.manual_seed(seed)
+        x = tt.randn(2, 3, 8, 8)
+        _same(ex(x).numpy(), g.run(x).numpy())
+    assert ex.stats["copied"] == 0 and ex.stats["copied_bytes"] == 0
+    assert ex.stats["direct"] == len(g.nodes) - 1 and ex.stats["aliases"] == 1  # Flatten
+
+
+@pytest.fixture(scope="module")
+def exported():
+    return {name: export(name) for name in MODELS}
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_exported_models_copy_nothing_and_match_onnxruntime(exported, name):
+    """The models of the importer tests (MLP, LeNet, ResNet and MobileNet-style blocks with
+    BatchNorm, a transformer encoder block with LayerNorm and Softmax), not optimized: nothing
+    goes through the copy path."""
+    model, x, expected = exported[name]
+    g = tt_onnx.load(model)
+    ex = ArenaExecutor(g)
+    got = ex(tt.tensor(x)).numpy()
+    assert ex.stats["copied"] == 0, ex.stats
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(got, sess.run(None, {"x": x})[0], atol=1e-5, rtol=1e-4)
+    np.testing.assert_allclose(got, expected, atol=1e-5, rtol=1e-4)
+    _same(got, g.run(tt.tensor(x)).numpy())
+
+
+def test_a_changed_graph_is_prepared_again():
+    g = Graph()
+    g.add_input("x", (2, 2), tt.float32)
+    g.add_node("Relu", ["x"], ["a"])
+    g.add_node("Exp", ["a"], ["y"])
+    g.outputs = ["y"]
+    g.infer_shapes()
+    ex = ArenaExecutor(g)
+    x = tt.tensor([[-1.0, 0.0], [1.0, 2.0]])
+    _same(ex(x).numpy(), np.exp(np.maximum(x.numpy(), 0)))
+    _same(g.run(x).numpy(), np.exp(np.maximum(x.numpy(), 0)))
+    first = ex.program
+    ex(x)
+    assert ex.program is first  # unchanged: not prepared again
+    g.nodes[1].op_type = "Neg"
+    _same(ex(x).numpy(), -np.maximum(x.numpy(), 0))
+    _same(g.run(x).numpy(), -np.maximum(x.numpy(), 0))
+    assert ex.program is not first
+
+
+def test_constant_nodes_run_once_and_the_profiler_is_off_unless_asked():
+    g = Graph()
+    g.add_input("x", (2, 3), tt.float32)
+    g.add_node("Constant", [], ["k"], {"value": tt.tensor([1.0, 2.0, 3.0])})
+    g.add_node("Mul", ["k", "k"], ["k2"])      # constants only: computed while preparing
+    g.add_node("Add", ["x", "k2"], ["a"])
+    g.add_node("Tanh", ["a"], ["y"])
+    g.outputs = ["y"]
+    g.infer_shapes()
+    ex = ArenaExecutor(g)
+    x = tt.randn(2, 3)
+    _same(ex(x).numpy(), np.tanh(x.numpy() + np.array([1.0, 4.0, 9.0])))
+    assert ex.stats["constants"] == 2 and ex.stats["direct"] == 2
+    prof = Profiler()
+    ex.run([x], profiler=prof)
+    assert sum(int(r[0]) for r in prof.records.values()) == len(g.nodes)
+
+
+def test_traced_models_compiled_with_the_arena_copy_nothing():
+    from .test_trace import _models as traced_models
+
+    for name in ("mlp", "cnn", "encoder"):
+        tt.manual_seed(0)
+        model, shape = traced_models()[name]
+        model.eval()
+        for optimize in (False, True):
+            f = tt.compile(model, (tt.randn(*shape),), arena=True, optimize=optimize)
+            x = tt.randn(*shape)
+            with tt.no_grad():
+                _same(f(x).numpy(), model(x).numpy(), 1e-4)
+            assert f.executor.stats["copied"] == 0, (name, optimize, f.executor.stats)
