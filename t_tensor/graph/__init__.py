@@ -57,8 +57,10 @@ from t_tensor.graph.passes import (
     eliminate_dead_code,
     fold_batchnorm,
     fold_constants,
+    fold_reshapes,
     fuse_conv,
     fuse_elementwise,
+    fuse_gemm_activation,
     optimize,
     optimize_transposes,
 )
@@ -77,5 +79,5 @@ __all__ = [
     "parse", "to_postfix", "tokenize",
     # optimization passes
     "DEFAULT_PASSES", "optimize", "eliminate_dead_code", "fold_constants", "eliminate_common_subexpressions",
-    "optimize_transposes", "fold_batchnorm", "fuse_conv", "fuse_elementwise",
+    "optimize_transposes", "fold_batchnorm", "fuse_conv", "fuse_elementwise", "fold_reshapes", "fuse_gemm_activation",
 ]  # fmt: skip

@@ -279,12 +279,12 @@ def activation_calls(b: Builder, attrs: dict[str, Any], out: Any) -> Calls | Non
 
 
 def gemm_calls(b: Builder, node: Node, xs: list[Any], out: Any) -> Calls | None:
-    """ONNX Gemm (alpha 1; the bias times beta) into ``out``, then the node's activation if any."""
+    """ONNX Gemm (the product times alpha, plus the bias times beta) into ``out``, then the node's
+    activation if any."""
     a, bm = xs[0], xs[1]
     if not (_is_tensor(a) and _is_tensor(bm)) or a.ndim != 2 or bm.ndim != 2:
         return None
-    if float(node.attrs.get("alpha", 1.0)) != 1.0:
-        return None
+    alpha = float(node.attrs.get("alpha", 1.0))
     if node.attrs.get("transA", 0):
         a = a.transpose(0, 1)
     if node.attrs.get("transB", 0):
@@ -292,6 +292,11 @@ def gemm_calls(b: Builder, node: Node, xs: list[Any], out: Any) -> Calls | None:
     calls = matmul_calls(a, bm, out)
     if calls is None:
         return None
+    if alpha != 1.0:
+        scale = binary_calls(b, lib.TT_MUL, out, _scalar(b, alpha, out._dtype), out)
+        if scale is None:
+            return None
+        calls += scale
     c = xs[2] if len(xs) > 2 else None
     beta = float(node.attrs.get("beta", 1.0))
     if c is not None and beta != 0.0:
@@ -310,7 +315,14 @@ def _gemm(b: Builder, node: Node, xs: list[Any], outs: list[Any]) -> Calls | Non
     return None if out is None else gemm_calls(b, node, xs, out)
 
 
-STEP_BUILDERS.update(MatMul=_matmul, Gemm=_gemm)
+def _fused_matmul(b: Builder, node: Node, xs: list[Any], outs: list[Any]) -> Calls | None:
+    out = _single(node, outs)
+    calls = None if out is None or len(xs) != 2 else matmul_calls(xs[0], xs[1], out)
+    act = None if calls is None else activation_calls(b, node.attrs, out)
+    return None if act is None else calls + act
+
+
+STEP_BUILDERS.update(MatMul=_matmul, Gemm=_gemm, FusedGemm=_gemm, FusedMatMul=_fused_matmul)
 
 
 # -- convolution, pooling, normalization --------------------------------------------------------------
