@@ -67,6 +67,7 @@ from .executor import Profiler, given_inputs
 from .ir import Graph, Node
 from .kernels import run_node
 from .memory_plan import PLANNERS, MemoryPlan, liveness
+from .shape_inference import is_static, symbols_of
 from .steps import STEP_BUILDERS, Builder, run_calls
 
 __all__ = ["ALIAS_OPS", "INPLACE_OPS", "OUT_KERNELS", "ArenaExecutor", "GraphMemoryPlan", "graph_signature",
@@ -138,7 +139,8 @@ def plan_graph(graph: Graph, planner: str = "greedy_by_size", inplace: bool = Tr
             info = graph.values.get(o)
             if root and (which is None or k in which):
                 aliases[o] = root
-            elif info is None or info.shape is None or info.dtype is None or node.op_type in _UNPLANNED_OPS:
+            elif not is_static(None if info is None else info.shape) or info.dtype is None \
+                    or node.op_type in _UNPLANNED_OPS:  # unknown or symbolic: allocated when it runs
                 unplanned.append(o)
             else:
                 sizes[o] = _nbytes(tuple(info.shape), info.dtype)
@@ -424,6 +426,16 @@ class _Program:
                             constant.add(o)
                 self.stats["aliases"] += len(named)
                 return []
+        # the shape of a value of known shape (this program's shapes are static): a constant
+        if node.op_type in ("Shape", "Size") and len(outs) == 1 and outs[0] and is_static(
+                getattr(self.graph.values.get(node.inputs[0]), "shape", None)):
+            shape = self.graph.values[node.inputs[0]].shape
+            results = run_node(node, [_ShapeOnly(tuple(shape))])
+            vals[outs[0]] = results[0]
+            fixed.add(outs[0])
+            constant.add(outs[0])
+            self.stats["constants"] += 1
+            return []
         # a node of constants only (an ONNX Constant, a shape computed from constants...): run once
         if all(i in constant for i in ins) and _deterministic(node.op_type):
             results = run_node(node, [vals[i] for i in ins])
@@ -472,6 +484,17 @@ class _Program:
     def node_inputs(self, k: int) -> list[Any]:
         node = self.plan.order[k]
         return [self.vals[self.index[i]] if i else None for i in node.inputs]
+
+
+class _ShapeOnly:
+    """Stands for a tensor of a known shape where only its shape is read (Shape, Size kernels)."""
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape = shape
+        self.ndim = len(shape)
+
+    def numel(self) -> int:
+        return math.prod(self.shape)
 
 
 class _TuneStep:
@@ -627,6 +650,11 @@ class ArenaExecutor:
     place, its prepared C calls and its registry kernel followed by a copy (best of 3 each, in
     ``timings``), and remembers the faster variant per node in ``choices``; later runs use it.
     ``run(inputs, profiler=Profiler())`` records time per op type (no timing otherwise).
+
+    A graph whose inputs have symbolic dims (``("batch", 3, 32, 32)``) is planned and prepared
+    per concrete set of input shapes, on the first call with those shapes, and the programs are
+    cached (``programs``); ``plan``, ``arena``, ``slots``, ``choices`` and ``timings`` are those
+    of the last call's shapes.
     """
 
     def __init__(self, graph: Graph, planner: str = "greedy_by_size", inplace: bool = True,
@@ -644,20 +672,50 @@ class ArenaExecutor:
 
     def _prepare(self) -> None:
         self._signature = graph_signature(self.graph)
-        self.program = _Program(self, self.graph)
+        self._programs: dict[tuple, _Program] = {}
+        self._tuned: dict[tuple, tuple[dict[str, str], dict[str, dict[str, float]]]] = {}
+        self.symbolic = bool(symbols_of(self.graph))
+        self.program: _Program | None = None if self.symbolic else _Program(self, self.graph)
 
-    # the prepared program's plan, arena and slots
+    def _program_for(self, given: dict[str, Any]) -> _Program:
+        """The prepared program for these inputs: the one program of a graph of static shapes;
+        for a graph with symbolic dims, one per distinct set of input shapes (made on first use:
+        a copy of the graph with those shapes, its shapes inferred and its memory planned, with
+        its own tuning choices), cached."""
+        if not self.symbolic:
+            return self.program  # type: ignore[return-value]
+        key = tuple(given[n]._shape if n in given else None for n in self.graph.inputs)
+        choices, timings = self._tuned.setdefault(key, ({}, {}))
+        self.choices, self.timings = choices, timings
+        prog = self._programs.get(key)
+        if prog is None:
+            concrete = self.graph.copy()
+            for name in self.graph.inputs:
+                if name in given:
+                    concrete.values[name].shape = tuple(given[name]._shape)
+            concrete.infer_shapes(strict=False)
+            prog = self._programs[key] = _Program(self, concrete)
+        self.program = prog
+        return prog
+
+    # the (last used) prepared program's plan, arena and slots; None before the first run of a
+    # graph with symbolic dims
     @property
-    def plan(self) -> GraphMemoryPlan:
-        return self.program.plan
+    def plan(self) -> GraphMemoryPlan | None:
+        return None if self.program is None else self.program.plan
 
     @property
     def arena(self) -> Any:
-        return self.program.arena
+        return None if self.program is None else self.program.arena
 
     @property
     def slots(self) -> dict[str, Any]:
-        return self.program.slots
+        return {} if self.program is None else self.program.slots
+
+    @property
+    def programs(self) -> dict[tuple, Any]:
+        """The programs prepared so far, by input shapes (graphs with symbolic dims)."""
+        return dict(self._programs) if self.symbolic else {(): self.program}
 
     def run(self, inputs: Sequence[Any] | Mapping[str, Any], profiler: Profiler | None = None) -> list[Any]:
         """Run on ``inputs``; returns the list of outputs (copies, not arena memory). A
@@ -666,8 +724,8 @@ class ArenaExecutor:
 
         if graph_signature(self.graph) != self._signature:
             self._prepare()
-        prog = self.program
         given = given_inputs(self.graph, inputs)
+        prog = self._program_for(given)
         vals = prog.vals
         for name, k in prog.inputs:
             if name in given:

@@ -28,6 +28,7 @@ from ..creation import as_tensor
 from ..tensor_impl import TensorImpl
 from .ir import Graph
 from .kernels import prepare, run_node
+from .shape_inference import bind_symbols
 
 __all__ = ["execute", "bind_inputs", "given_inputs", "Profiler"]
 
@@ -191,16 +192,19 @@ def given_inputs(graph: Graph, inputs: Sequence[Any] | Mapping[str, Any]) -> dic
             raise ValueError(f"run: expected {len(required)} inputs {required}, got {len(inputs)}")
         given = dict(zip(names, inputs, strict=False))
     result = {}
+    bindings: dict[str, int] = {}  # symbolic dims: each name one size across the inputs
     for name in graph.inputs:
         if name in given:
             t = given[name]
             if not isinstance(t, TensorImpl):
                 t = as_tensor(t)
             info = graph.values.get(name)
-            if info is not None and ((info.shape is not None and t._shape != tuple(info.shape))
+            if info is not None and ((info.shape is not None and t._shape != info.shape
+                                      and not bind_symbols(info.shape, t._shape, bindings))
                                      or (info.dtype is not None and t._dtype != info.dtype)):
+                bound = f" (with {bindings})" if bindings else ""
                 raise ValueError(f"run: input {name!r} is {tuple(t.shape)} {t.dtype.name}; the graph declares "
-                                 f"{info.describe()}")
+                                 f"{info.describe()}{bound}")
             result[name] = t
         elif name not in graph.initializers:
             raise ValueError(f"run: missing input {name!r}")
