@@ -61,6 +61,7 @@ from .. import elementwise as E
 from .. import strides as S
 from .. import views as V
 from .._capi import check, lib
+from ..autograd.graph import _version as _storage_version
 from ..creation import empty
 from ..nn.functional import _conv_geometry
 from .executor import Profiler, given_inputs
@@ -378,6 +379,7 @@ class _Program:
         self.builder = Builder()
         fixed: set[int] = {0}
         constant: set[int] = {0}
+        self.fixed = fixed
         for name, t in graph.initializers.items():
             self.vals[self._idx(name)] = t
             if name not in graph.inputs:  # an input's default value can be overridden: not fixed
@@ -399,6 +401,14 @@ class _Program:
                 self.per_node.append(steps)
         self.output_idx = [self.index[o] for o in graph.outputs]
         self.flatten(executor)
+        # what was computed here from the initializers' values (constants, BatchNorm's scale and
+        # shift...) is stale once one of them is written in place (an optimizer step on a traced
+        # model's parameters): their storages' version counters tell
+        self.storages = tuple(t._storage._ptr for name, t in graph.initializers.items() if name not in graph.inputs)
+        self.versions = self.current_versions()
+
+    def current_versions(self) -> tuple[int, ...]:
+        return tuple(map(_storage_version, self.storages))
 
     def _idx(self, name: str) -> int:
         k = self.index.get(name)
@@ -549,12 +559,16 @@ class _DynamicStep:
     tensors of this run, else its ``OUT_KERNELS`` kernel into its slot, else its registry kernel
     with the results copied into their slots."""
 
-    __slots__ = ("executor", "program", "node", "ins", "outs", "slot_outs", "force_copy")
+    __slots__ = ("executor", "program", "node", "ins", "outs", "slot_outs", "force_copy", "cached", "cached_key",
+                 "cached_builder")
 
     def __init__(self, executor: ArenaExecutor, program: _Program, node: Node, ins: list[int], outs: list[int],
                  slot_outs: list[Any], force_copy: bool = False) -> None:
         self.executor, self.program, self.node = executor, program, node
         self.ins, self.outs, self.slot_outs, self.force_copy = ins, outs, slot_outs, force_copy
+        self.cached: Any = None
+        self.cached_key: Any = None
+        self.cached_builder: Any = None
 
     @classmethod
     def copying(cls, executor: ArenaExecutor, program: _Program, k: int) -> _DynamicStep:
@@ -607,8 +621,20 @@ class _DynamicStep:
         if all(s is not None or not o for s, o in zip(self.slot_outs, node.outputs, strict=False)):
             build = STEP_BUILDERS.get(node.op_type)
             if build is not None:
-                calls = build(Builder(), node, args, self.slot_outs)
+                # the calls built for the last run serve again when every input is at the same
+                # address with the same layout (a caller passing the same tensor, or a new one
+                # where the old one was), unless the values of a moving input went into them
+                key = tuple(None if a is None else (a.data_ptr(), a._shape, a._strides, a._dtype) for a in args)
+                if key == self.cached_key:
+                    run_calls(self.cached, node.op_type)
+                    return True
+                b = Builder()
+                calls = build(b, node, args, self.slot_outs)
                 if calls is not None:
+                    fixed = self.program.fixed
+                    moving = [a for a, i in zip(args, self.ins, strict=True) if a is not None and i not in fixed]
+                    if not any(r is a for r in b.values_read for a in moving):
+                        self.cached, self.cached_key, self.cached_builder = calls, key, b
                     run_calls(calls, node.op_type)
                     return True
             fast = OUT_KERNELS.get(node.op_type)
@@ -678,6 +704,15 @@ class ArenaExecutor:
         self.program: _Program | None = None if self.symbolic else _Program(self, self.graph)
 
     def _program_for(self, given: dict[str, Any]) -> _Program:
+        prog = self._shaped_program(given)
+        if prog.current_versions() != prog.versions:  # an initializer was written: prepare again
+            prog = _Program(self, prog.graph)
+            if self.symbolic:
+                self._programs[next(k for k, p in self._programs.items() if p is self.program)] = prog
+            self.program = prog
+        return prog
+
+    def _shaped_program(self, given: dict[str, Any]) -> _Program:
         """The prepared program for these inputs: the one program of a graph of static shapes;
         for a graph with symbolic dims, one per distinct set of input shapes (made on first use:
         a copy of the graph with those shapes, its shapes inferred and its memory planned, with

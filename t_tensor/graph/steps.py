@@ -46,13 +46,22 @@ _FLOATS = (D.float32, D.float64)
 
 class Builder:
     """What building steps needs besides the tensors: a place to keep alive the tensors made for
-    the calls (their addresses are baked into the arguments)."""
+    the calls (their addresses are baked into the arguments), and a record of the inputs whose
+    *values* (not only addresses) went into the calls (Clip bounds, BatchNorm statistics...):
+    calls built once stay valid for new values at the same addresses only for the other inputs."""
 
     def __init__(self) -> None:
         self.kept: list[Any] = []
+        self.values_read: list[Any] = []
 
     def keep(self, t: Any) -> Any:
         self.kept.append(t)
+        return t
+
+    def read(self, t: Any) -> Any:
+        """Note that ``t``'s values are used by the calls being built; returns ``t``."""
+        if t is not None:
+            self.values_read.append(t)
         return t
 
 
@@ -201,7 +210,7 @@ def _clip(b: Builder, node: Node, xs: list[Any], outs: list[Any]) -> Calls | Non
         if len(xs) > k and xs[k] is not None:
             if xs[k].numel() != 1:
                 return None
-            bounds.append(xs[k].reshape(-1).tolist()[0])  # a constant when the step is prepared once
+            bounds.append(b.read(xs[k]).reshape(-1).tolist()[0])  # a constant when the step is prepared once
         else:
             bounds.append(node.attrs.get(what))
     return clamp_calls(b, xs[0], bounds[0], bounds[1], out)
@@ -301,7 +310,7 @@ def gemm_calls(b: Builder, node: Node, xs: list[Any], out: Any) -> Calls | None:
     beta = float(node.attrs.get("beta", 1.0))
     if c is not None and beta != 0.0:
         if beta != 1.0:
-            c = b.keep(E.mul(c, beta))
+            c = b.keep(E.mul(b.read(c), beta))
         bias = binary_calls(b, lib.TT_ADD, out, c, out)
         if bias is None:
             return None
@@ -457,7 +466,7 @@ def _reducer(op: int) -> StepBuilder:
         if "axes" in node.attrs:
             axes = [int(a) for a in node.attrs["axes"]]
         elif len(xs) > 1 and xs[1] is not None:
-            axes = [int(a) for a in xs[1].reshape(-1).tolist()]
+            axes = [int(a) for a in b.read(xs[1]).reshape(-1).tolist()]
         else:
             axes = []
         if not axes:
@@ -513,7 +522,7 @@ def batch_norm_calls(b: Builder, x: Any, gamma: Any, beta: Any, mean: Any, var: 
     beta = zeros(channels, dtype=D.float64) if beta is None else beta
     if not all(_is_tensor(t) and t.ndim == 1 and t._shape[0] == channels for t in (gamma, beta, mean, var)):
         return None
-    g64, b64, m64, v64 = (astype(t, D.float64) for t in (gamma, beta, mean, var))
+    g64, b64, m64, v64 = (astype(b.read(t), D.float64) for t in (gamma, beta, mean, var))
     scale64 = E.mul(g64, E.rsqrt(E.add(v64, float(eps))))
     scale = b.keep(_per_channel(astype(scale64, x._dtype), x.ndim))
     shift = b.keep(_per_channel(astype(E.sub(b64, E.mul(m64, scale64)), x._dtype), x.ndim))

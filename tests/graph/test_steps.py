@@ -218,3 +218,46 @@ def test_traced_models_compiled_with_the_arena_copy_nothing():
             with tt.no_grad():
                 _same(f(x).numpy(), model(x).numpy(), 1e-4)
             assert f.executor.stats["copied"] == 0, (name, optimize, f.executor.stats)
+
+
+def test_initializers_written_in_place_are_noticed():
+    """A traced model's parameters are the graph's initializers: an optimizer step writes them in
+    place, and what was computed from them when preparing (BatchNorm's scale and shift, constant
+    nodes) must follow. (With optimize=True the passes fold the weights into new constants when
+    compiling: such a graph is frozen by design.)"""
+    tt.manual_seed(0)
+    net = tt.nn.Sequential(tt.nn.Conv2d(2, 3, 3, padding=1), tt.nn.BatchNorm2d(3), tt.nn.ReLU(),
+                           tt.nn.Flatten(), tt.nn.Linear(48, 4))
+    net.eval()
+    x = tt.randn(2, 2, 4, 4)
+    for arena in (False, True):
+        f = tt.compile(net, (x,), arena=arena)
+        with tt.no_grad():
+            _same(f(x).numpy(), net(x).numpy())
+            for p in net.parameters():
+                p.mul_(1.5)
+            net[1].running_var.add_(0.5)
+            net[1].running_mean.sub_(0.25)
+            _same(f(x).numpy(), net(x).numpy(), 1e-4)
+
+
+def test_nodes_reading_inputs_reuse_their_calls_only_when_that_is_safe():
+    from t_tensor.graph.arena import _DynamicStep
+
+    g = Graph()
+    g.add_input("x", (2, 3), tt.float32)
+    g.add_input("lo", (), tt.float32)
+    g.add_initializer("hi", tt.tensor(0.5))
+    g.add_node("Relu", ["x"], ["r"])               # reads x by address: its calls are reused
+    g.add_node("Clip", ["r", "lo", "hi"], ["y"])   # reads lo's value: rebuilt every call
+    g.outputs = ["y"]
+    ex = ArenaExecutor(g.infer_shapes())
+    x, lo = tt.randn(2, 3), tt.tensor(0.0)
+    for low in (0.0, 0.25, -1.0):
+        lo.copy_(tt.tensor(low))                   # the same tensor, written in place
+        x.mul_(-1.0)
+        _same(ex(x, lo).numpy(), np.clip(np.maximum(x.numpy(), 0), low, 0.5))
+        _same(ex(x + 0, lo).numpy(), np.clip(np.maximum(x.numpy(), 0), low, 0.5))  # another address
+    steps = {s.node.op_type: s for s, _, _ in ex.program.steps if isinstance(s, _DynamicStep)}
+    assert steps["Relu"].cached is not None and steps["Clip"].cached is None
+    assert ex.stats["direct"] == 2
