@@ -379,7 +379,7 @@ class _Program:
         self.builder = Builder()
         fixed: set[int] = {0}
         constant: set[int] = {0}
-        self.fixed = fixed
+        self.constant = constant
         for name, t in graph.initializers.items():
             self.vals[self._idx(name)] = t
             if name not in graph.inputs:  # an input's default value can be overridden: not fixed
@@ -460,8 +460,10 @@ class _Program:
         slot_outs = [vals[o] if o and node.outputs[j] in self.slots else None for j, o in enumerate(outs)]
         if all_fixed and build is not None and all(
                 (not name) or name in self.slots for name in node.outputs):
-            calls = build(self.builder, node, [vals[i] for i in ins], slot_outs)
-            if calls is not None:
+            b = Builder()
+            calls = build(b, node, [vals[i] for i in ins], slot_outs)
+            if calls is not None and _values_from_constants(b, [vals[i] for i in ins if i in constant]):
+                self.builder.kept.append(b)
                 self.stats["direct"] += 1
                 if executor.tune and not any(o in self.plan.inplace for o in node.outputs if o) \
                         and node.name not in executor.choices:
@@ -494,6 +496,12 @@ class _Program:
     def node_inputs(self, k: int) -> list[Any]:
         node = self.plan.order[k]
         return [self.vals[self.index[i]] if i else None for i in node.inputs]
+
+
+def _values_from_constants(b: Builder, constants: list[Any]) -> bool:
+    """Whether every input whose values went into ``b``'s calls is one of ``constants`` (so the
+    calls stay right for later runs)."""
+    return all(any(r is c for c in constants) for r in b.values_read)
 
 
 class _ShapeOnly:
@@ -631,9 +639,8 @@ class _DynamicStep:
                 b = Builder()
                 calls = build(b, node, args, self.slot_outs)
                 if calls is not None:
-                    fixed = self.program.fixed
-                    moving = [a for a, i in zip(args, self.ins, strict=True) if a is not None and i not in fixed]
-                    if not any(r is a for r in b.values_read for a in moving):
+                    constant = self.program.constant
+                    if _values_from_constants(b, [a for a, i in zip(args, self.ins, strict=True) if i in constant]):
                         self.cached, self.cached_key, self.cached_builder = calls, key, b
                     run_calls(calls, node.op_type)
                     return True

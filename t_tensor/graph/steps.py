@@ -12,8 +12,9 @@ tensors ``xs`` (None for an omitted input) and the output tensors ``outs`` (None
 that has no slot), or returns None when it cannot handle them (another dtype, a layout it does
 not cover, an output overlapping an input other than exactly...). ``b`` is a :class:`Builder`
 that keeps alive the tensors made while building (precomputed per-channel scales, scalar
-operands...). The same builders also run at run time on nodes whose inputs move between runs
-(the graph inputs and their views).
+operands...) and records the inputs whose values went into the calls: the executor prepares
+such calls once only when those inputs are constants. The same builders also run at run time on
+nodes whose inputs move between runs (the graph inputs and their views).
 
 >>> import t_tensor as tt
 >>> from t_tensor.graph.ir import Node
@@ -515,6 +516,8 @@ def batch_norm_calls(b: Builder, x: Any, gamma: Any, beta: Any, mean: Any, var: 
 
     if not (_is_tensor(x) and _is_tensor(mean) and _is_tensor(var)) or x._dtype is not out._dtype:
         return None
+    for t in (gamma, beta, mean, var):
+        b.read(t)
     if x._dtype not in _FLOATS or x.ndim < 2 or x._shape != out._shape:
         return None
     channels = x._shape[1]
@@ -522,7 +525,7 @@ def batch_norm_calls(b: Builder, x: Any, gamma: Any, beta: Any, mean: Any, var: 
     beta = zeros(channels, dtype=D.float64) if beta is None else beta
     if not all(_is_tensor(t) and t.ndim == 1 and t._shape[0] == channels for t in (gamma, beta, mean, var)):
         return None
-    g64, b64, m64, v64 = (astype(b.read(t), D.float64) for t in (gamma, beta, mean, var))
+    g64, b64, m64, v64 = (astype(t, D.float64) for t in (gamma, beta, mean, var))
     scale64 = E.mul(g64, E.rsqrt(E.add(v64, float(eps))))
     scale = b.keep(_per_channel(astype(scale64, x._dtype), x.ndim))
     shift = b.keep(_per_channel(astype(E.sub(b64, E.mul(m64, scale64)), x._dtype), x.ndim))

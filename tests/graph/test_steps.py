@@ -261,3 +261,28 @@ def test_nodes_reading_inputs_reuse_their_calls_only_when_that_is_safe():
     steps = {s.node.op_type: s for s, _, _ in ex.program.steps if isinstance(s, _DynamicStep)}
     assert steps["Relu"].cached is not None and steps["Clip"].cached is None
     assert ex.stats["direct"] == 2
+
+
+def test_values_computed_in_the_graph_are_not_baked_into_prepared_calls():
+    """BatchNorm statistics, Clip bounds and a Gemm bias scaled by beta that are computed by
+    earlier nodes (arena slots: fixed addresses, new values every run) are read at each run."""
+    g = Graph()
+    g.add_input("x", (4, 3, 2, 2), tt.float32)
+    g.add_input("v", (3,), tt.float32)
+    g.add_initializer("s", tt.tensor([1.0, 2.0, 0.5]))
+    g.add_initializer("b", tt.tensor([0.1, -0.2, 0.3]))
+    g.add_initializer("w", tt.ones(3, 3) / 3)
+    g.add_node("ReduceMean", ["x"], ["m"], {"axes": (0, 2, 3), "keepdims": 0})   # computed statistics
+    g.add_node("Abs", ["v"], ["va"])
+    g.add_node("BatchNormalization", ["x", "s", "b", "m", "va"], ["bn"])
+    g.add_node("ReduceMin", ["bn"], ["lo"], {"keepdims": 0})                      # a computed bound
+    g.add_node("Clip", ["bn", "lo"], ["c"])
+    g.add_node("ReduceMean", ["c"], ["pooled"], {"axes": (2, 3), "keepdims": 0})  # (4, 3)
+    g.add_node("Gemm", ["pooled", "w", "m"], ["y"], {"beta": 2.0})                # bias from a slot
+    g.outputs = ["y"]
+    ex = ArenaExecutor(g.infer_shapes())
+    for seed in (0, 1, 2):
+        tt.manual_seed(seed)
+        x, v = tt.randn(4, 3, 2, 2) + seed, tt.rand(3) + 0.5
+        _same(ex(x, v).numpy(), g.run(x, v).numpy())
+    assert ex.stats["copied"] == 0
