@@ -652,11 +652,12 @@ class _DynamicStep:
 
 def graph_signature(graph: Graph) -> tuple:
     """What the prepared steps of ``graph`` depend on: its nodes (op types, value names, attribute
-    dicts), inputs, outputs, initializer tensors and declared input shapes. Compared on every run:
-    a graph changed since it was prepared is prepared again."""
+    dicts and the objects in them), inputs, outputs, initializer tensors and declared input
+    shapes. Compared on every run: a graph changed since it was prepared is prepared again."""
     values = graph.values
     return (tuple(graph.inputs), tuple(graph.outputs),
-            tuple([(n.op_type, tuple(n.inputs), tuple(n.outputs), id(n.attrs), len(n.attrs)) for n in graph.nodes]),
+            tuple([(n.op_type, tuple(n.inputs), tuple(n.outputs), id(n.attrs), tuple(map(id, n.attrs.values())))
+                   for n in graph.nodes]),
             tuple([(k, id(v)) for k, v in graph.initializers.items()]),
             tuple([(values[i].shape, values[i].dtype) if i in values else None for i in graph.inputs]))
 

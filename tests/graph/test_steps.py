@@ -185,6 +185,13 @@ def test_a_changed_graph_is_prepared_again():
     _same(ex(x).numpy(), -np.maximum(x.numpy(), 0))
     _same(g.run(x).numpy(), -np.maximum(x.numpy(), 0))
     assert ex.program is not first
+    g.nodes[0].op_type = "LeakyRelu"                      # y = -leaky_relu(x)
+    g.nodes[0].attrs["alpha"] = 0.5
+    v = x.numpy()
+    _same(ex(x).numpy(), -(np.maximum(v, 0) + 0.5 * np.minimum(v, 0)))
+    g.nodes[0].attrs["alpha"] = 0.25                      # an attribute changed in place
+    _same(ex(x).numpy(), -(np.maximum(v, 0) + 0.25 * np.minimum(v, 0)))
+    _same(g.run(x).numpy(), -(np.maximum(v, 0) + 0.25 * np.minimum(v, 0)))
 
 
 def test_constant_nodes_run_once_and_the_profiler_is_off_unless_asked():

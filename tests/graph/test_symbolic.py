@@ -153,3 +153,18 @@ def test_optimized_dynamic_models_keep_their_symbols(name):
         np.testing.assert_allclose(ex(tt.tensor(x)).numpy(), want, rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(o.run(tt.tensor(x)).numpy(), want, rtol=1e-4, atol=1e-5)
         assert ex.stats["copied"] == 0
+
+
+def test_constant_folding_folds_the_static_part_of_a_symbolic_shape():
+    from t_tensor.graph.passes import fold_constants
+
+    g = Graph()
+    g.add_input("x", ("batch", 3, 4), tt.float32)
+    g.add_node("Shape", ["x"], ["tail"], {"start": 1})   # (3, 4): static, folded
+    g.add_node("Shape", ["x"], ["all"])                  # ('batch', 3, 4): run time
+    g.add_node("Size", ["x"], ["n"])                     # run time
+    g.outputs = ["tail", "all", "n"]
+    f = fold_constants(g.infer_shapes())
+    assert [n.op_type for n in f.nodes] == ["Shape", "Size"] and f.initializers["tail"].tolist() == [3, 4]
+    tail, full, n = f.run(tt.ones(5, 3, 4))
+    assert tail.tolist() == [3, 4] and full.tolist() == [5, 3, 4] and n.item() == 60
