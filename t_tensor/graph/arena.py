@@ -69,7 +69,7 @@ from .ir import Graph, Node
 from .kernels import run_node
 from .memory_plan import PLANNERS, MemoryPlan, liveness
 from .shape_inference import is_static, symbols_of
-from .steps import STEP_BUILDERS, Builder, run_calls
+from .steps import STEP_BUILDERS, Builder, build_calls, run_calls
 
 __all__ = ["ALIAS_OPS", "INPLACE_OPS", "OUT_KERNELS", "ArenaExecutor", "GraphMemoryPlan", "graph_signature",
            "plan_graph"]
@@ -461,7 +461,7 @@ class _Program:
         if all_fixed and build is not None and all(
                 (not name) or name in self.slots for name in node.outputs):
             b = Builder()
-            calls = build(b, node, [vals[i] for i in ins], slot_outs)
+            calls = build_calls(b, node, [vals[i] for i in ins], slot_outs)
             if calls is not None and _values_from_constants(b, [vals[i] for i in ins if i in constant]):
                 self.builder.kept.append(b)
                 self.stats["direct"] += 1
@@ -637,7 +637,7 @@ class _DynamicStep:
                     run_calls(self.cached, node.op_type)
                     return True
                 b = Builder()
-                calls = build(b, node, args, self.slot_outs)
+                calls = build_calls(b, node, args, self.slot_outs)
                 if calls is not None:
                     constant = self.program.constant
                     if _values_from_constants(b, [a for a, i in zip(args, self.ins, strict=True) if i in constant]):

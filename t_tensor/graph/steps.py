@@ -37,7 +37,7 @@ from .. import strides as S
 from .._capi import ffi, lib
 from .ir import Node
 
-__all__ = ["Builder", "STEP_BUILDERS", "Calls", "run_calls"]
+__all__ = ["Builder", "STEP_BUILDERS", "Calls", "build_calls", "run_calls"]
 
 Calls = list[tuple[Any, tuple]]
 StepBuilder = Callable[["Builder", Node, list[Any], list[Any]], "Calls | None"]
@@ -64,6 +64,19 @@ class Builder:
         if t is not None:
             self.values_read.append(t)
         return t
+
+
+def build_calls(b: Builder, node: Node, xs: list[Any], outs: list[Any]) -> Calls | None:
+    """``STEP_BUILDERS[node.op_type]`` on these tensors, or None when there is no builder or it
+    declines -- or raises: inputs a builder did not expect are left to the registry kernel, which
+    reports them in its own words."""
+    build = STEP_BUILDERS.get(node.op_type)
+    if build is None:
+        return None
+    try:
+        return build(b, node, xs, outs)
+    except (ValueError, TypeError, IndexError, RuntimeError, KeyError):
+        return None
 
 
 def run_calls(calls: Calls, what: str) -> None:
