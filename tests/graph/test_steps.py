@@ -293,3 +293,42 @@ def test_values_computed_in_the_graph_are_not_baked_into_prepared_calls():
         x, v = tt.randn(4, 3, 2, 2) + seed, tt.rand(3) + 0.5
         _same(ex(x, v).numpy(), g.run(x, v).numpy())
     assert ex.stats["copied"] == 0
+
+
+def test_onnx_backend_node_cases_on_the_arena():
+    """Every ONNX backend node case the plain executor passes also passes on the arena executor,
+    as imported and after graph.optimize(): the prepared C steps against ONNX's reference outputs
+    (asymmetric pads, ceil_mode pooling, every reduction flavour, broadcasting...)."""
+    import warnings
+
+    from onnx import TensorProto
+    from onnx.backend.test.case import node as node_cases
+
+    from .test_onnx_import import _case_passes
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = node_cases.collect_testcases()
+    checked, wrong = 0, []
+    for case in cases:
+        nodes = case.model.graph.node
+        if not {n.op_type for n in nodes} <= set(KERNELS) or any(n.domain not in ("", "ai.onnx") for n in nodes):
+            continue
+        try:
+            if not _case_passes(case):
+                continue
+        except Exception:  # noqa: BLE001 - refused by the plain executor: not this test's business
+            continue
+        for optimize in (False, True):
+            def on_arena(model, ins, optimize=optimize):
+                g = tt_onnx.load(model)
+                ex = ArenaExecutor(g.optimize() if optimize else g)
+                return ex.run([tt_onnx.to_tensor(i) if isinstance(i, TensorProto) else i for i in ins])
+            try:
+                ok = _case_passes(case, on_arena)
+            except Exception as exc:  # noqa: BLE001 - collected, reported below
+                ok = f"{type(exc).__name__}: {exc}"
+            if ok is not True:
+                wrong.append((case.name, optimize, ok))
+        checked += 1
+    assert checked >= 990 and not wrong, wrong
