@@ -701,7 +701,7 @@ def _einsum(ctx: Ctx) -> list[Out]:
 CONST_LIMIT = 4096  # constant propagation only through values this small (shape arithmetic)
 
 
-def infer_shapes(graph: Graph, strict: bool = True) -> dict[str, ValueInfo]:
+def infer_shapes(graph: Graph, strict: bool = True, _probing: bool = False) -> dict[str, ValueInfo]:
     """Infer the shape and dtype of every value of ``graph`` (written into ``graph.values``).
 
     Graph inputs must have their shape and dtype declared. Returns ``graph.values``. With
@@ -739,11 +739,19 @@ def infer_shapes(graph: Graph, strict: bool = True) -> dict[str, ValueInfo]:
         fn = SHAPE_RULES.get(node.op_type)
         if fn is None:
             raise NotImplementedError(f"infer_shapes: node {node.name!r}: no shape rule for op {node.op_type!r}")
+        if not strict and any(i and d is None for i, d in zip(node.inputs, dts, strict=True)):
+            # an input left unknown before (non-strict): so is everything computed from it
+            for o in node.outputs:
+                if o:
+                    values[o] = ValueInfo(o)
+            continue
         ctx = Ctx(node, shapes, dts, [consts.get(i) if i else None for i in node.inputs], graph.opset)
         try:
             outs = fn(ctx)
-        except UnknownShape:
-            if strict:
+        except ValueError as e:
+            # unknown (data-dependent) in non-strict mode; a mismatch under symbolic probes that
+            # may be an artifact of the probes (two symbols that must be equal): unknown too
+            if strict or not (isinstance(e, UnknownShape) or _probing):
                 raise
             for o in node.outputs:
                 if o:
@@ -777,6 +785,9 @@ def infer_shapes(graph: Graph, strict: bool = True) -> dict[str, ValueInfo]:
 # dim of each value is fitted, across the probes, as c * s1**e1 * s2**e2 ... (e in 0..3): an int
 # when it never changes, else an expression such as "batch" or "64*batch*seq". A dim that fits no
 # such product (a convolution's output over a symbolic size, ...) leaves the value's shape unknown.
+# Symbols are probed as independent sizes: when the graph needs two of them equal (two inputs
+# added, with differently named batch dims), the probes mismatch there; with strict=False the
+# values from that node on are left unknown (they get their sizes when the graph runs).
 _PROBE_BASE = (101, 103, 107, 109, 113, 127, 131, 137, 139)
 _PROBE_MOVED = (149, 151, 157, 163, 167, 173, 179, 181, 191)
 
@@ -850,7 +861,7 @@ def _infer_symbolic(graph: Graph, strict: bool) -> dict[str, ValueInfo]:
             if info is not None and info.shape is not None:
                 info.shape = tuple(values[d] if isinstance(d, str) else d for d in info.shape)
         try:
-            results.append(infer_shapes(g, strict))
+            results.append(infer_shapes(g, strict, _probing=True))
         except ValueError as e:
             raise ValueError(f"{e} (with the symbolic dims {symbols} set to {list(values.values())})") from e
     out = graph.values
