@@ -332,3 +332,23 @@ def test_onnx_backend_node_cases_on_the_arena():
                 wrong.append((case.name, optimize, ok))
         checked += 1
     assert checked >= 990 and not wrong, wrong
+
+
+def test_plain_executor_prepares_once_and_profiles_every_node():
+    lin = tt.nn.Linear(4, 3)
+    f = tt.compile(lambda x: lin(x).relu().sum(-1), (tt.ones(2, 4),))
+    g = f.graph
+    x = tt.randn(2, 4)
+    with tt.no_grad():
+        want = lin(x).relu().sum(-1)
+    _same(g.run(x).numpy(), want.numpy())
+    plan = g._plain_plan
+    _same(g.run(x).numpy(), want.numpy())
+    assert g._plain_plan is plan  # cached on the graph
+    assert [n.op_type for n in plan.made_once] == ["tt.View"]  # the weight's transpose: made once
+    prof = Profiler()
+    g.run(x, profiler=prof)
+    assert sum(int(r[0]) for r in prof.records.values()) == len(g.nodes)
+    with tt.no_grad():
+        lin.weight.mul_(2.0)  # a view of a constant follows the constant
+        _same(g.run(x).numpy(), lin(x).relu().sum(-1).numpy())
