@@ -352,3 +352,24 @@ def test_plain_executor_prepares_once_and_profiles_every_node():
     with tt.no_grad():
         lin.weight.mul_(2.0)  # a view of a constant follows the constant
         _same(g.run(x).numpy(), lin(x).relu().sum(-1).numpy())
+
+
+def test_views_of_inputs_remember_their_layout_recipe():
+    from t_tensor.graph.arena import _DynamicStep
+
+    g = Graph()
+    g.add_input("x", (2, 6), tt.float32)
+    g.add_initializer("shape", tt.tensor([3, 4]))
+    g.add_node("Reshape", ["x", "shape"], ["r"])
+    g.add_node("Transpose", ["r"], ["t"], {"perm": (1, 0)})
+    g.add_node("Exp", ["t"], ["y"])
+    g.outputs = ["y"]
+    ex = ArenaExecutor(g.infer_shapes())
+    base = tt.arange(36, dtype=tt.float32).reshape(3, 12) / 36
+    for x in (base[0].reshape(2, 6), base[1].reshape(2, 6), base[:2, :6], base[1:, 6:], base[0].reshape(2, 6)):
+        _same(ex(x).numpy(), np.exp(x.numpy().reshape(3, 4).T))
+        assert ex.stats["aliases"] == 2 and ex.stats["copied"] == 0
+    # a strided (2, 6) cannot be viewed as (3, 4) (Reshape copies it): only the contiguous layout
+    # has a recipe, and the strided inputs went through the kernel each time
+    steps = [s for s, _, _ in ex.program.steps if isinstance(s, _DynamicStep) and s.node.op_type == "Reshape"]
+    assert steps[0].view_key == ((2, 6), (6, 1), tt.float32)
