@@ -616,8 +616,7 @@ class _DynamicStep:
             if all(r.is_shared_with(x) and type(r) is type(x) for _, r in pairs) and not x.is_shared_with(
                     self.program.arena):
                 self.view_key = (x._shape, x._strides, x._dtype)
-                self.view_recipe = [(k, r._shape, r._strides, r._offset - x._offset) for k, r in pairs]
-                self.view_recipe = [(k, (shape, strides, delta)) for k, shape, strides, delta in self.view_recipe]
+                self.view_recipe = [(k, (r._shape, r._strides, r._offset - x._offset)) for k, r in pairs]
         slots = self.program.slots
         arena = self.program.arena
         for o, k, r in zip(node.outputs, self.outs, results, strict=False):
