@@ -9,6 +9,8 @@ import doctest
 import numpy as np
 import onnxruntime as ort  # dev dependency: a missing one must fail, not skip
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import t_tensor as tt
 import t_tensor.graph.steps as steps_module
@@ -373,3 +375,73 @@ def test_views_of_inputs_remember_their_layout_recipe():
     # has a recipe, and the strided inputs went through the kernel each time
     steps = [s for s, _, _ in ex.program.steps if isinstance(s, _DynamicStep) and s.node.op_type == "Reshape"]
     assert steps[0].view_key == ((2, 6), (6, 1), tt.float32)
+
+
+_OPS = [("Add", 2), ("Mul", 2), ("Sub", 2), ("Div", 2), ("Max", 2), ("MatMul", 2), ("Relu", 1), ("Tanh", 1),
+        ("Exp", 1), ("Transpose", 1), ("Reshape", 1), ("Flatten", 1), ("Unsqueeze", 1), ("Clip", 1),
+        ("LeakyRelu", 1), ("Softmax", 1), ("ReduceMean", 1), ("Bias", 1), ("Linear", 1), ("LinearRelu", 1),
+        ("LinearClip", 1)]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_random_graphs_optimized_and_on_the_arena_match_the_plain_executor(data):
+    """Random DAGs over (4, 4) values mixing the ops the new passes rewrite (MatMul + bias + Relu,
+    view chains) with the ones the arena prepares: graph.run, the arena executor, and both after
+    graph.optimize() agree."""
+    g = Graph()
+    g.add_input("x", (4, 4), tt.float32)
+    g.add_initializer("w", tt.arange(16, dtype=tt.float32).reshape(4, 4) / 16 - 0.5)
+    g.add_initializer("b", tt.tensor([0.5, -0.25, 0.0, 1.0]))
+    g.add_initializer("shape", tt.tensor([2, 8]))
+    g.add_initializer("back", tt.tensor([4, 4]))
+    g.add_initializer("lo", tt.tensor(-0.5))
+    g.add_initializer("hi", tt.tensor(0.75))
+    names = ["x"]
+    for k in range(data.draw(st.integers(1, 10), label="nodes")):
+        op, arity = data.draw(st.sampled_from(_OPS), label=f"op{k}")
+        ins = [data.draw(st.sampled_from(names[-3:]), label=f"in{k}_{j}") for j in range(arity)]
+        v = f"v{k}"
+        if op == "Bias":
+            g.add_node("Add", [ins[0], "b"] if k % 2 else ["b", ins[0]], [v])
+        elif op.startswith("Linear"):  # x @ w + b, then maybe an activation: what fuse_gemm_activation fuses
+            g.add_node("MatMul", [ins[0], "w"], [v + "m"])
+            g.add_node("Add", [v + "m", "b"] if k % 2 else ["b", v + "m"], [v + "a" if op != "Linear" else v])
+            if op == "LinearRelu":
+                g.add_node("Relu", [v + "a"], [v])
+            elif op == "LinearClip":
+                g.add_node("Clip", [v + "a", "lo", "hi"], [v])
+        elif op == "Reshape":  # (2, 8) and back: a chain fold_reshapes collapses
+            g.add_node("Reshape", [ins[0], "shape"], [v + "r"])
+            g.add_node("Reshape", [v + "r", "back"], [v])
+        elif op == "Flatten":
+            g.add_node("Unsqueeze", ins, [v + "u"], {"axes": (0,)})
+            g.add_node("Flatten", [v + "u"], [v], {"axis": 2})
+        elif op == "Unsqueeze":
+            g.add_node("Unsqueeze", ins, [v + "u"], {"axes": (1,)})
+            g.add_node("Squeeze", [v + "u"], [v], {"axes": (1,)})
+        elif op == "Clip":
+            g.add_node("Clip", [ins[0], "lo", "hi"], [v])
+        elif op == "ReduceMean":
+            g.add_node("ReduceMean", ins, [v + "m"], {"axes": (1,), "keepdims": 1})
+            g.add_node("Sub", [ins[0], v + "m"], [v])
+        elif op == "Div":
+            g.add_node("Abs", [ins[1]], [v + "a"])
+            g.add_node("Add", [v + "a", "hi"], [v + "d"])
+            g.add_node("Div", [ins[0], v + "d"], [v])
+        else:
+            g.add_node(op, ins, [v], {"alpha": 0.1} if op == "LeakyRelu" else {})
+        names.append(v)
+    g.outputs = data.draw(st.lists(st.sampled_from(names[1:]), min_size=1, max_size=2, unique=True), label="outs")
+    g.infer_shapes()
+    o = g.optimize()
+    x = tt.randn(4, 4)
+    want = g.run(x)
+    want = list(want) if isinstance(want, tuple) else [want]
+    for graph in (g, o):
+        got = graph.run(x)
+        got = list(got) if isinstance(got, tuple) else [got]
+        arena = ArenaExecutor(graph).run([x])
+        for a, b, c in zip(got, arena, want, strict=True):
+            _same(a.numpy(), c.numpy(), 1e-4)
+            _same(b.numpy(), c.numpy(), 1e-4)
