@@ -708,13 +708,15 @@ class ArenaExecutor:
 
     A graph whose inputs have symbolic dims (``("batch", 3, 32, 32)``) is planned and prepared
     per concrete set of input shapes, on the first call with those shapes, and the programs are
-    cached (``programs``); ``plan``, ``arena``, ``slots``, ``choices`` and ``timings`` are those
-    of the last call's shapes.
+    cached (``programs``; at most ``max_programs``, the oldest dropped first, each with its own
+    arena); ``plan``, ``arena``, ``slots``, ``choices`` and ``timings`` are those of the last
+    call's shapes.
     """
 
     def __init__(self, graph: Graph, planner: str = "greedy_by_size", inplace: bool = True,
-                 tune: bool = False) -> None:
+                 tune: bool = False, max_programs: int = 16) -> None:
         self.graph = graph
+        self.max_programs = max(1, int(max_programs))
         self.planner = planner
         self.inplace = inplace
         self.tune = tune
@@ -758,6 +760,10 @@ class ArenaExecutor:
                 if name in given:
                     concrete.values[name].shape = tuple(given[name]._shape)
             concrete.infer_shapes(strict=False)
+            if len(self._programs) >= self.max_programs:  # the least recently prepared goes
+                oldest = next(iter(self._programs))
+                del self._programs[oldest]
+                self._tuned.pop(oldest, None)
             prog = self._programs[key] = _Program(self, concrete)
         self.program = prog
         return prog

@@ -115,6 +115,11 @@ def test_arena_plans_one_program_per_input_shape():
     first = ex.programs[((2, 3, 8, 8),)]
     ex(tt.randn(2, 3, 8, 8))
     assert ex.program is first  # cached
+    small = ArenaExecutor(g, max_programs=2)
+    for batch in (1, 2, 3, 1):
+        x = tt.randn(batch, 3, 8, 8)
+        np.testing.assert_allclose(small(x)[0].numpy(), g.run(x)[0].numpy(), rtol=1e-5, atol=1e-6)
+    assert sorted(k[0][0] for k in small.programs) == [1, 3]  # batch 1 dropped at 3, prepared again
 
 
 @pytest.mark.parametrize("name", ["mlp", "lenet", "resnet_block", "encoder_block"])
