@@ -400,6 +400,9 @@ class _Program:
                 steps = self._prepare_node(executor, k, node, ins, outs, fixed, constant)
                 self.per_node.append(steps)
         self.output_idx = [self.index[o] for o in graph.outputs]
+        # the values set at run time (inputs, their views, unplanned results): dropped after a
+        # run, so that the caller's tensors are not kept alive by the executor
+        self.transient = [k for k in range(1, len(self.vals)) if k not in fixed]
         self.flatten(executor)
         # what was computed here from the initializers' values (constants, BatchNorm's scale and
         # shift...) is stale once one of them is written in place (an optimizer step on a traced
@@ -826,9 +829,8 @@ class ArenaExecutor:
             prog.tunable = []
             prog.flatten(self)
         outs = [vals[k].clone() for k in prog.output_idx]
-        for name, k in prog.inputs:  # do not keep the caller's tensors alive
-            if name in given:
-                vals[k] = None
+        for k in prog.transient:  # do not keep the caller's tensors alive
+            vals[k] = None
         return outs
 
     def __call__(self, *inputs: Any) -> Any:

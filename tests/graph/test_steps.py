@@ -445,3 +445,23 @@ def test_random_graphs_optimized_and_on_the_arena_match_the_plain_executor(data)
         for a, b, c in zip(got, arena, want, strict=True):
             _same(a.numpy(), c.numpy(), 1e-4)
             _same(b.numpy(), c.numpy(), 1e-4)
+
+
+def test_the_arena_does_not_keep_inputs_or_their_views_alive():
+    import gc
+    import weakref
+
+    g = Graph()
+    g.add_input("x", (2, 6), tt.float32)
+    g.add_initializer("shape", tt.tensor([3, 4]))
+    g.add_node("Reshape", ["x", "shape"], ["r"])
+    g.add_node("Exp", ["r"], ["y"])
+    g.outputs = ["y"]
+    ex = ArenaExecutor(g.infer_shapes())
+    x = tt.randn(2, 6)
+    ex(x)
+    ref = weakref.ref(x)
+    del x
+    gc.collect()
+    assert ref() is None
+    assert all(ex.program.vals[k] is None for k in ex.program.transient)
