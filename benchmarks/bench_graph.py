@@ -1,6 +1,7 @@
 """Graph executor benchmark: the plain executor (``graph.run``: every result a fresh allocation)
-vs the arena executor (every intermediate planned in one arena allocated once; also with
-``tune=True``, which picks per node the faster of direct kernel and kernel + copy) vs onnxruntime
+vs the arena executor (every intermediate planned in one arena allocated once, the nodes prepared
+into C calls; also with ``tune=True``, which picks per node the faster of direct kernel and
+kernel + copy, and on the graph after ``graph.optimize()``) vs onnxruntime
 with 1 and 2 threads, and the planned arena vs the naive sum vs the lower bound (with and
 without in-place reuse), per model.
 
@@ -108,8 +109,9 @@ def main() -> None:
             g = tt_onnx.load(str(path))
             arena = ArenaExecutor(g)
             tuned = ArenaExecutor(g, tune=True)
+            optimized = ArenaExecutor(g.optimize())
             xt = tt.tensor(x)
-            for got in (g.run(xt), arena(xt), tuned(xt)):
+            for got in (g.run(xt), arena(xt), tuned(xt), optimized(xt)):
                 np.testing.assert_allclose(got.numpy(), expected, rtol=1e-3, atol=1e-4)
             sessions = {}
             for threads in (1, 2):
@@ -119,6 +121,7 @@ def main() -> None:
                 np.testing.assert_allclose(sessions[threads].run(None, {"x": x})[0], expected, rtol=1e-3, atol=1e-4)
             feeds = {"x": x}
             runs = [lambda g=g, xt=xt: g.run(xt), lambda arena=arena, xt=xt: arena(xt), lambda t=tuned, xt=xt: t(xt),
+                    lambda o=optimized, xt=xt: o(xt),
                     lambda s=sessions[1], f=feeds: s.run(None, f), lambda s=sessions[2], f=feeds: s.run(None, f)]
             times = [median_ms(run, repeat, number) for run in runs]
             latency_rows.append((name, len(g.nodes), *times, arena.stats))
@@ -127,10 +130,12 @@ def main() -> None:
             memory_rows.append((name, plan_out.naive_bytes, plan_out.lower_bound, plan_out.arena_bytes,
                                 plan_in.arena_bytes))
     print("latency, ms per run (median)")
-    print(f"{'model':<16} {'nodes':>5} {'plain':>8} {'arena':>8} {'tuned':>8} {'ort 1t':>8} {'ort 2t':>8}  arena stats")
-    for name, nodes, plain, ar, tu, o1, o2, stats in latency_rows:
-        st = f"direct {stats['direct']}, copied {stats['copied']}, views {stats['aliases']}"
-        print(f"{name:<16} {nodes:>5} {plain:>8.3f} {ar:>8.3f} {tu:>8.3f} {o1:>8.3f} {o2:>8.3f}  {st}")
+    print(f"{'model':<16} {'nodes':>5} {'plain':>8} {'arena':>8} {'tuned':>8} {'opt+ar':>8} {'ort 1t':>8} "
+          f"{'ort 2t':>8}  arena stats")
+    for name, nodes, plain, ar, tu, op, o1, o2, stats in latency_rows:
+        st = (f"direct {stats['direct']}, copied {stats['copied']}, views {stats['aliases']}, "
+              f"constants {stats['constants']}")
+        print(f"{name:<16} {nodes:>5} {plain:>8.3f} {ar:>8.3f} {tu:>8.3f} {op:>8.3f} {o1:>8.3f} {o2:>8.3f}  {st}")
     print()
     print("memory, KiB (greedy by size, 64-byte aligned; graph outputs planned, inputs and weights bound)")
     print(f"{'model':<16} {'naive':>9} {'lower bd':>9} {'arena':>9} {'in place':>9} {'arena/bd':>9}")
@@ -161,11 +166,13 @@ def compiled_vs_eager(repeat: int, number: int) -> None:
              "encoder_block": (TTEncoder(), (8, 32, 64))}
     print()
     print("t_tensor models: eager vs tt.compile, ms per run (median)")
-    print(f"{'model':<16} {'eager':>8} {'compiled':>9} {'optimized+arena':>16}  nodes (traced -> optimized)")
+    print(f"{'model':<16} {'eager':>8} {'compiled':>9} {'arena':>8} {'optimized+arena':>16}  "
+          "nodes (traced -> optimized)")
     for name, (model, shape) in cases.items():
         model.eval()
         x = tt.randn(*shape)
         plain = tt.compile(model, (x,))
+        arena = tt.compile(model, (x,), arena=True)
         best = tt.compile(model, (x,), optimize=True, arena=True)
         with tt.no_grad():
             want = model(x).numpy()
@@ -173,11 +180,11 @@ def compiled_vs_eager(repeat: int, number: int) -> None:
             def eager(m=model, x=x):
                 return m(x)
 
-            for got in (plain(x), best(x)):
+            for got in (plain(x), arena(x), best(x)):
                 np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-5)
-            runs = (eager, lambda p=plain, x=x: p(x), lambda b=best, x=x: b(x))
+            runs = (eager, lambda p=plain, x=x: p(x), lambda a=arena, x=x: a(x), lambda b=best, x=x: b(x))
             times = [median_ms(f, repeat, number) for f in runs]
-        print(f"{name:<16} {times[0]:>8.3f} {times[1]:>9.3f} {times[2]:>16.3f}  "
+        print(f"{name:<16} {times[0]:>8.3f} {times[1]:>9.3f} {times[2]:>8.3f} {times[3]:>16.3f}  "
               f"{len(plain.graph.nodes)} -> {len(best.graph.nodes)}")
 
 

@@ -160,14 +160,18 @@ def _shape_of(type_proto: Any) -> tuple[Any, ...] | None:
     t = type_proto.tensor_type
     if not t.HasField("shape"):
         return None
-    return tuple(d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim)
+    return tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim)
 
 
 def load(model: Any, input_shapes: Mapping[str, Sequence[int]] | None = None, infer_shapes: bool = True) -> Graph:
     """Import an ONNX model (a path, serialized bytes or a ``ModelProto``) as a Graph.
 
-    ``input_shapes`` fixes inputs whose shapes are symbolic (e.g. a dynamic batch). Shapes are
-    inferred when every input shape is concrete (``infer_shapes=False`` skips it).
+    An input dim that the model names (``dim_param``, as ``torch.onnx.export(dynamic_axes=...)``
+    writes a dynamic batch) stays symbolic: a string such as ``"batch"``, and shape inference
+    carries it through (``("batch", 10)``); the executors accept any size for it.
+    ``input_shapes`` fixes input shapes instead. Shapes are inferred when every input's shape is
+    declared (``infer_shapes=False`` skips it); an input dim with neither a value nor a name
+    leaves that input's shape unknown.
     """
     onnx = _onnx()
     if isinstance(model, (str, os.PathLike)):

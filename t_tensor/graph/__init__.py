@@ -1,6 +1,7 @@
 """The graph layer: an IR of ONNX-named ops, shape inference, kernels and an executor, static
 memory planning and the arena executor that runs a graph with every intermediate in one arena
-(:mod:`t_tensor.graph.arena`), fused elementwise kernels (an expression such as
+(:mod:`t_tensor.graph.arena`), its nodes prepared once into C calls (:mod:`t_tensor.graph.steps`),
+fused elementwise kernels (an expression such as
 ``relu(add(@0,@1))`` compiled to one pass in C, :mod:`t_tensor.graph.fused_expr`), and
 optimization passes (:mod:`t_tensor.graph.passes`, ``graph.optimize()``).
 
@@ -15,7 +16,15 @@ optimization passes (:mod:`t_tensor.graph.passes`, ``graph.optimize()``).
 """
 
 # arena executor (t_tensor/graph/arena.py)
-from t_tensor.graph.arena import ALIAS_OPS, INPLACE_OPS, OUT_KERNELS, ArenaExecutor, GraphMemoryPlan, plan_graph
+from t_tensor.graph.arena import (
+    ALIAS_OPS,
+    INPLACE_OPS,
+    OUT_KERNELS,
+    ArenaExecutor,
+    GraphMemoryPlan,
+    graph_signature,
+    plan_graph,
+)
 
 # graph-core: IR, shape inference, kernels, plain executor
 from t_tensor.graph.executor import Profiler, execute
@@ -57,12 +66,15 @@ from t_tensor.graph.passes import (
     eliminate_dead_code,
     fold_batchnorm,
     fold_constants,
+    fold_reshapes,
     fuse_conv,
     fuse_elementwise,
+    fuse_gemm_activation,
     optimize,
     optimize_transposes,
 )
 from t_tensor.graph.shape_inference import SHAPE_RULES, infer_shapes
+from t_tensor.graph.steps import STEP_BUILDERS
 
 __all__ = [
     # graph-core
@@ -71,11 +83,12 @@ __all__ = [
     "PLANNERS", "MemoryPlan", "PlannedTensor", "PlannerComparison", "compare_planners", "liveness",
     "plan_greedy_by_size", "plan_offset_allocator",
     # arena executor
-    "ALIAS_OPS", "INPLACE_OPS", "OUT_KERNELS", "ArenaExecutor", "GraphMemoryPlan", "plan_graph",
+    "ALIAS_OPS", "INPLACE_OPS", "OUT_KERNELS", "ArenaExecutor", "GraphMemoryPlan", "plan_graph", "graph_signature",
+    "STEP_BUILDERS",
     # fused elementwise kernels
     "FUSED_OPS", "MAX_NESTING", "ONNX_TO_FUSED", "ExprNode", "FusedExprError", "FusedKernel", "Instr", "Token",
     "parse", "to_postfix", "tokenize",
     # optimization passes
     "DEFAULT_PASSES", "optimize", "eliminate_dead_code", "fold_constants", "eliminate_common_subexpressions",
-    "optimize_transposes", "fold_batchnorm", "fuse_conv", "fuse_elementwise",
+    "optimize_transposes", "fold_batchnorm", "fuse_conv", "fuse_elementwise", "fold_reshapes", "fuse_gemm_activation",
 ]  # fmt: skip

@@ -15,9 +15,16 @@ Planning (:func:`plan_graph`, called by ``Graph.plan_memory``):
   that node, when that input is read directly (not through a view), has the output's shape and
   dtype (so it is not broadcast) and is planned.
 
-Running (:class:`ArenaExecutor`): kernels listed in :data:`OUT_KERNELS` (the common elementwise
-ops, ``MatMul``, ``Gemm`` and ``Conv``) write into the slot; any other kernel computes a new
-tensor that is then copied into the slot. ``stats`` counts both, so the gap is visible.
+Running (:class:`ArenaExecutor`): the graph is first **prepared** into a flat list of steps.
+A node whose inputs have fixed addresses (initializers, arena slots, views of them) and whose op
+has a builder in :data:`~t_tensor.graph.steps.STEP_BUILDERS` (elementwise ops, fused
+elementwise, MatMul, Gemm, Conv, FusedConv, BatchNormalization, LayerNormalization, pooling,
+softmax, reductions, casts, and the traced primitives of those) becomes the C calls that compute
+it into its slot, every argument computed once. Nodes of constants only run once while
+preparing; views of fixed values are made once. Other nodes (those reading a graph input, whose
+address changes per call) run their builder, else their :data:`OUT_KERNELS` kernel, at each
+call; a kernel with neither computes a new tensor that is copied into the slot. ``stats`` counts
+each kind, so the gap is visible.
 
 >>> import t_tensor as tt
 >>> from t_tensor.graph import Graph, ArenaExecutor
@@ -38,7 +45,7 @@ MemoryPlan(greedy_by_size): 3 tensors, 5 steps, arena 128 B, naive 192 B, lower 
 >>> ex(tt.ones(2, 3)).tolist() == g.run(tt.ones(2, 3)).tolist()
 True
 >>> ex.stats
-{'direct': 3, 'copied': 0, 'copied_bytes': 0, 'aliases': 1, 'unplanned': 0}
+{'direct': 3, 'copied': 0, 'copied_bytes': 0, 'aliases': 1, 'unplanned': 0, 'constants': 0}
 """
 
 from __future__ import annotations
@@ -54,14 +61,18 @@ from .. import elementwise as E
 from .. import strides as S
 from .. import views as V
 from .._capi import check, lib
+from ..autograd.graph import _version as _storage_version
 from ..creation import empty
 from ..nn.functional import _conv_geometry
-from .executor import Profiler, bind_inputs
+from .executor import Profiler, given_inputs
 from .ir import Graph, Node
 from .kernels import run_node
 from .memory_plan import PLANNERS, MemoryPlan, liveness
+from .shape_inference import is_static, symbols_of
+from .steps import STEP_BUILDERS, Builder, build_calls, run_calls
 
-__all__ = ["ALIAS_OPS", "INPLACE_OPS", "OUT_KERNELS", "ArenaExecutor", "GraphMemoryPlan", "plan_graph"]
+__all__ = ["ALIAS_OPS", "INPLACE_OPS", "OUT_KERNELS", "ArenaExecutor", "GraphMemoryPlan", "graph_signature",
+           "plan_graph"]
 
 # op type -> the output indices that are views of input 0 (None: all outputs)
 ALIAS_OPS: dict[str, tuple[int, ...] | None] = {
@@ -129,7 +140,8 @@ def plan_graph(graph: Graph, planner: str = "greedy_by_size", inplace: bool = Tr
             info = graph.values.get(o)
             if root and (which is None or k in which):
                 aliases[o] = root
-            elif info is None or info.shape is None or info.dtype is None or node.op_type in _UNPLANNED_OPS:
+            elif not is_static(None if info is None else info.shape) or info.dtype is None \
+                    or node.op_type in _UNPLANNED_OPS:  # unknown or symbolic: allocated when it runs
                 unplanned.append(o)
             else:
                 sizes[o] = _nbytes(tuple(info.shape), info.dtype)
@@ -334,29 +346,24 @@ OUT_KERNELS.update(_traced_unaries())
 """op type -> kernel writing into a given output: ``fn(inputs, attrs, out) -> bool``."""
 
 
-class ArenaExecutor:
-    """Run ``graph`` with all its planned intermediates in one arena allocated here, once.
+_RANDOM_WORDS = ("Random", "Dropout", "Bernoulli", "Multinomial")
 
-    ``graph.plan_memory(planner, inplace)`` is called (and ``graph.memory_plan`` set). Calling the
-    executor runs the graph (inputs as for ``Graph.run``) and returns copies of the outputs (a
-    tensor, or a tuple for several outputs). ``stats`` describes the last run: ``direct`` (nodes
-    whose kernel wrote into the arena), ``copied`` / ``copied_bytes`` (results computed apart and
-    copied into their slot), ``aliases`` (views bound as they are), ``unplanned`` (outputs of
-    unknown shape, or views that had to be materialized, allocated outside the arena).
 
-    With ``tune=True`` the first run times, for every node that has both, its direct kernel and
-    its registry kernel followed by a copy (best of 3 each, in ``timings``), and remembers the
-    faster variant per node in ``choices`` (shapes are static, so one choice per node is one per
-    shape); later runs use it. ``run(inputs, profiler=Profiler())`` records time per op type.
-    """
+def _deterministic(op_type: str) -> bool:
+    return not any(w in op_type for w in _RANDOM_WORDS)
 
-    def __init__(self, graph: Graph, planner: str = "greedy_by_size", inplace: bool = True,
-                 tune: bool = False) -> None:
+
+class _Program:
+    """A graph prepared for one set of input shapes: its plan, the arena and the slots over it,
+    and the flat list of steps ``(fn, args, node_index)``. ``vals`` holds every value by integer
+    index (0: an omitted input, always None); the fixed ones (initializers, slots, constants and
+    views of fixed values) are filled once, the others at run time."""
+
+    def __init__(self, executor: ArenaExecutor, graph: Graph) -> None:
+        from ..autograd.grad_mode import no_grad
+
         self.graph = graph
-        self.tune = tune
-        self.choices: dict[str, str] = {}
-        self.timings: dict[str, dict[str, float]] = {}
-        self.plan: GraphMemoryPlan = graph.plan_memory(planner, inplace)
+        self.plan: GraphMemoryPlan = graph.plan_memory(executor.planner, executor.inplace)
         self.plan.check()
         self.arena = empty(max(self.plan.arena_bytes, 1), dtype=D.uint8)
         cls = type(self.arena)
@@ -367,99 +374,464 @@ class ArenaExecutor:
             offset = self.plan.offsets[t.name]
             self.slots[t.name] = cls._make(self.arena._storage.share(), shape,
                                            S.contiguous_strides_of_valid_shape(shape), offset // dtype.itemsize, dtype)
-        self.stats: dict[str, int] = {}
+        self.index: dict[str, int] = {"": 0}
+        self.vals: list[Any] = [None]
+        self.builder = Builder()
+        fixed: set[int] = {0}
+        constant: set[int] = {0}
+        self.constant = constant
+        for name, t in graph.initializers.items():
+            self.vals[self._idx(name)] = t
+            if name not in graph.inputs:  # an input's default value can be overridden: not fixed
+                fixed.add(self.index[name])
+                constant.add(self.index[name])
+        for name, slot in self.slots.items():
+            self.vals[self._idx(name)] = slot
+            fixed.add(self.index[name])
+        self.inputs = [(name, self._idx(name)) for name in graph.inputs]
+        self.stats = {"direct": 0, "copied": 0, "copied_bytes": 0, "aliases": 0, "unplanned": 0, "constants": 0}
+        self.per_node: list[list[tuple[Any, tuple, int]]] = []
+        self.tunable: list[int] = []
+        order = self.plan.order
+        with no_grad():
+            for k, node in enumerate(order):
+                ins = [self._idx(i) if i else 0 for i in node.inputs]
+                outs = [self._idx(o) if o else 0 for o in node.outputs]
+                steps = self._prepare_node(executor, k, node, ins, outs, fixed, constant)
+                self.per_node.append(steps)
+        self.output_idx = [self.index[o] for o in graph.outputs]
+        # the values set at run time (inputs, their views, unplanned results): dropped after a
+        # run, so that the caller's tensors are not kept alive by the executor
+        self.transient = [k for k in range(1, len(self.vals)) if k not in fixed]
+        self.flatten(executor)
+        # what was computed here from the initializers' values (constants, BatchNorm's scale and
+        # shift...) is stale once one of them is written in place (an optimizer step on a traced
+        # model's parameters): their storages' version counters tell
+        self.storages = tuple(t._storage._ptr for name, t in graph.initializers.items() if name not in graph.inputs)
+        self.versions = self.current_versions()
 
-    def _bind_alias(self, name: str, value: Any) -> Any:
-        root = self.plan.aliases[name]
-        if value.is_shared_with(self.arena) and root not in self.slots:
-            self.stats["unplanned"] += 1  # a view of arena memory its root does not keep: materialize it
-            return value.clone()
-        self.stats["aliases"] += 1
-        return value
+    def current_versions(self) -> tuple[int, ...]:
+        return tuple(map(_storage_version, self.storages))
 
-    def _direct(self, node: Node, args: list[Any]) -> bool:
-        """Run ``node`` with its ``OUT_KERNELS`` kernel into its slot; False when it has none or
-        the kernel declines these inputs."""
-        fast = OUT_KERNELS.get(node.op_type)
-        return (fast is not None and len(node.outputs) == 1 and node.outputs[0] in self.slots
-                and fast(args, node.attrs, self.slots[node.outputs[0]]))
+    def _idx(self, name: str) -> int:
+        k = self.index.get(name)
+        if k is None:
+            k = self.index[name] = len(self.vals)
+            self.vals.append(None)
+        return k
 
-    def _copy(self, node: Node, args: list[Any], env: dict[str, Any]) -> None:
-        """Run ``node``'s registry kernel and copy its results into their slots (or bind them)."""
-        results = run_node(node, args)
-        for o, r in zip(node.outputs, results, strict=False):
-            if not o:
-                continue
-            slot = self.slots.get(o)
-            if slot is None:
-                if o in self.plan.aliases:
-                    env[o] = self._bind_alias(o, r)
-                else:
-                    self.stats["unplanned"] += 1
-                    env[o] = r
-                continue
-            if r.is_shared_with(self.arena):
-                if r.data_ptr() == slot.data_ptr() and r.stride() == slot.stride():
-                    continue  # already there
-                if o in self.plan.inplace:
-                    r = r.clone()  # a view over the slot being overwritten
-            slot.copy_(r)
-            self.stats["copied"] += 1
-            self.stats["copied_bytes"] += slot.nbytes
+    def _prepare_node(self, executor: ArenaExecutor, k: int, node: Node, ins: list[int], outs: list[int],
+                      fixed: set[int], constant: set[int]) -> list[tuple[Any, tuple, int]]:
+        vals = self.vals
+        all_fixed = all(i in fixed for i in ins)
+        named = [o for o in outs if o]
+        aliases = self.plan.aliases
+        # a view of fixed values with constant parameters (a Reshape's shape...): made once
+        if all_fixed and ins and all(i in constant for i in ins[1:]) and named and all(
+                o in aliases for o in node.outputs if o):
+            results = run_node(node, [vals[i] for i in ins])
+            if all(r.is_shared_with(vals[ins[0]]) for r, o in zip(results, node.outputs, strict=False) if o):
+                for r, o in zip(results, outs, strict=False):
+                    if o:
+                        vals[o] = r
+                        fixed.add(o)
+                        if ins[0] in constant:
+                            constant.add(o)
+                self.stats["aliases"] += len(named)
+                return []
+        # the shape of a value of known shape (this program's shapes are static): a constant
+        if node.op_type in ("Shape", "Size") and len(outs) == 1 and outs[0] and is_static(
+                getattr(self.graph.values.get(node.inputs[0]), "shape", None)):
+            shape = self.graph.values[node.inputs[0]].shape
+            results = run_node(node, [_ShapeOnly(tuple(shape))])
+            vals[outs[0]] = results[0]
+            fixed.add(outs[0])
+            constant.add(outs[0])
+            self.stats["constants"] += 1
+            return []
+        # a node of constants only (an ONNX Constant, a shape computed from constants...): run once
+        if all(i in constant for i in ins) and _deterministic(node.op_type):
+            results = run_node(node, [vals[i] for i in ins])
+            for r, o in zip(results, outs, strict=False):
+                if o:
+                    vals[o] = r
+                    fixed.add(o)
+                    constant.add(o)
+            self.stats["constants"] += 1
+            return []
+        build = STEP_BUILDERS.get(node.op_type)
+        slot_outs = [vals[o] if o and node.outputs[j] in self.slots else None for j, o in enumerate(outs)]
+        if all_fixed and build is not None and all(
+                (not name) or name in self.slots for name in node.outputs):
+            b = Builder()
+            calls = build_calls(b, node, [vals[i] for i in ins], slot_outs)
+            if calls is not None and _values_from_constants(b, [vals[i] for i in ins if i in constant]):
+                self.builder.kept.append(b)
+                self.stats["direct"] += 1
+                if executor.tune and not any(o in self.plan.inplace for o in node.outputs if o) \
+                        and node.name not in executor.choices:
+                    self.tunable.append(k)
+                return [(fn, args, k) for fn, args in calls]
+        dynamic = _DynamicStep(executor, self, node, ins, outs, slot_outs)
+        if (executor.tune and (build is not None or node.op_type in OUT_KERNELS) and node.name not in executor.choices
+                and all((not name) or name in self.slots for name in node.outputs)
+                and not any(o in self.plan.inplace for o in node.outputs if o)):
+            self.tunable.append(k)
+        return [(dynamic, (), k)]
 
-    def _tune(self, node: Node, args: list[Any], env: dict[str, Any]) -> str:
-        """Time the direct kernel and the registry kernel + copy on this node (best of 3 each) and
-        remember the faster in ``choices``. Nodes computed in place are not tuned (running them
-        twice would read their overwritten input): they stay direct."""
-        if node.outputs[0] in self.plan.inplace or not self._direct(node, args):
-            return "direct" if node.outputs[0] in self.plan.inplace else "copy"
-        stats = dict(self.stats)
+    def flatten(self, executor: ArenaExecutor) -> None:
+        """The flat step list, with the tuned choices applied (a node whose faster variant is the
+        registry kernel + copy runs as a dynamic step doing that)."""
+        steps: list[tuple[Any, tuple, int]] = []
+        self.direct_count_adjust = 0
+        for k, node_steps in enumerate(self.per_node):
+            node = self.plan.order[k]
+            if k in self.tunable:
+                steps.append((_TuneStep(executor, self, k), (), k))
+            elif executor.choices.get(node.name) == "copy" and node_steps:
+                steps.append((_DynamicStep.copying(executor, self, k), (), k))
+                if not isinstance(node_steps[0][0], _DynamicStep):
+                    self.direct_count_adjust += 1
+            else:
+                steps.extend(node_steps)
+        self.steps = steps
+
+    def node_inputs(self, k: int) -> list[Any]:
+        node = self.plan.order[k]
+        return [self.vals[self.index[i]] if i else None for i in node.inputs]
+
+
+def _values_from_constants(b: Builder, constants: list[Any]) -> bool:
+    """Whether every input whose values went into ``b``'s calls is one of ``constants`` (so the
+    calls stay right for later runs)."""
+    return all(any(r is c for c in constants) for r in b.values_read)
+
+
+class _ShapeOnly:
+    """Stands for a tensor of a known shape where only its shape is read (Shape, Size kernels)."""
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape = shape
+        self.ndim = len(shape)
+
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+
+class _TuneStep:
+    """The first run of a tunable node: time its prepared C calls and its registry kernel + copy
+    (best of 3 each, on this run's inputs), remember the faster in the executor's ``choices``."""
+
+    def __init__(self, executor: ArenaExecutor, program: _Program, k: int) -> None:
+        self.executor, self.program, self.k = executor, program, k
+
+    def __call__(self) -> None:
+        executor, prog = self.executor, self.program
+        node = prog.plan.order[self.k]
+        first = prog.per_node[self.k][0][0]
+        copy_step = _DynamicStep.copying(executor, prog, self.k)
+        stats = dict(executor.stats)
+        if isinstance(first, _DynamicStep):  # the direct variant is the run-time builder / OUT_KERNELS
+            def direct() -> bool:
+                return first.direct(prog.node_inputs(self.k))
+        else:
+            calls = [(fn, args) for fn, args, _ in prog.per_node[self.k]]
+
+            def direct() -> bool:
+                run_calls(calls, node.op_type)
+                return True
         times = {}
-        for variant in ("direct", "copy"):
+        for variant in ("copy", "direct"):  # direct last: its result stays in the slot
             best = math.inf
             for _ in range(3):
                 t0 = time.perf_counter()
                 if variant == "direct":
-                    self._direct(node, args)
+                    if not direct():  # the kernel declines these inputs: one variant only
+                        copy_step()
+                        executor.stats = stats
+                        executor.stats["copied"] += 1
+                        executor.stats["copied_bytes"] += sum(s.nbytes for s in copy_step.slot_outs if s is not None)
+                        return None
                 else:
-                    self._copy(node, args, env)
+                    copy_step()
                 best = min(best, time.perf_counter() - t0)
             times[variant] = best
-        self.stats = stats  # the timing runs do not count
-        choice = min(times, key=times.get)
-        self.timings[node.name] = times
-        return choice
+        executor.stats = stats  # the timing runs do not count
+        if isinstance(first, _DynamicStep):
+            executor.stats["direct"] += 1
+        executor.timings[node.name] = {"direct": times["direct"], "copy": times["copy"]}
+        executor.choices[node.name] = min(times, key=times.get)
+        executor._retune = True
+
+
+class _DynamicStep:
+    """A node that cannot be prepared into fixed C calls (an input that moves between runs, no
+    builder for its op type, a layout a builder declines): run each time by its builder on the
+    tensors of this run, else its ``OUT_KERNELS`` kernel into its slot, else its registry kernel
+    with the results copied into their slots."""
+
+    __slots__ = ("executor", "program", "node", "ins", "outs", "slot_outs", "force_copy", "cached", "cached_key",
+                 "cached_builder", "view_recipe", "view_key", "is_view")
+
+    def __init__(self, executor: ArenaExecutor, program: _Program, node: Node, ins: list[int], outs: list[int],
+                 slot_outs: list[Any], force_copy: bool = False) -> None:
+        self.executor, self.program, self.node = executor, program, node
+        self.ins, self.outs, self.slot_outs, self.force_copy = ins, outs, slot_outs, force_copy
+        self.cached: Any = None
+        self.cached_key: Any = None
+        self.cached_builder: Any = None
+        # a view node (its outputs all aliases) whose parameters are constants: its outputs'
+        # layouts follow from its input's layout alone, so they are remembered per input layout
+        named = [o for o in node.outputs if o]
+        self.is_view = bool(named) and all(o in program.plan.aliases for o in named) and ins and all(
+            i in program.constant for i in ins[1:])
+        self.view_recipe: Any = None
+        self.view_key: Any = None
+
+    @classmethod
+    def copying(cls, executor: ArenaExecutor, program: _Program, k: int) -> _DynamicStep:
+        node = program.plan.order[k]
+        ins = [program.index[i] if i else 0 for i in node.inputs]
+        outs = [program.index[o] if o else 0 for o in node.outputs]
+        slot_outs = [program.slots.get(o) if o else None for o in node.outputs]
+        return cls(executor, program, node, ins, outs, slot_outs, force_copy=True)
+
+    def __call__(self) -> None:
+        vals = self.program.vals
+        if self.is_view:
+            x = vals[self.ins[0]]
+            if self.view_recipe is not None and (x._shape, x._strides, x._dtype) == self.view_key:
+                for k, (shape, strides, delta) in self.view_recipe:
+                    vals[k] = x._view(shape, strides, x._offset + delta)
+                self.executor.stats["aliases"] += len(self.view_recipe)
+                return None
+        args = [vals[i] for i in self.ins]
+        stats = self.executor.stats
+        node = self.node
+        if not self.force_copy:
+            if self.direct(args):
+                stats["direct"] += 1
+                return None
+        results = run_node(node, args)
+        if self.is_view:
+            x = args[0]
+            pairs = [(k, r) for k, r in zip(self.outs, results, strict=False) if k]
+            if all(r.is_shared_with(x) and type(r) is type(x) for _, r in pairs) and not x.is_shared_with(
+                    self.program.arena):
+                self.view_key = (x._shape, x._strides, x._dtype)
+                self.view_recipe = [(k, (r._shape, r._strides, r._offset - x._offset)) for k, r in pairs]
+        slots = self.program.slots
+        arena = self.program.arena
+        for o, k, r in zip(node.outputs, self.outs, results, strict=False):
+            if not o:
+                continue
+            slot = slots.get(o)
+            if slot is None:
+                if o in self.program.plan.aliases:
+                    root = self.program.plan.aliases[o]
+                    if r.is_shared_with(arena) and root not in slots:
+                        stats["unplanned"] += 1  # a view of arena memory its root does not keep: materialize
+                        r = r.clone()
+                    else:
+                        stats["aliases"] += 1
+                else:
+                    stats["unplanned"] += 1
+                vals[k] = r
+                continue
+            if r.is_shared_with(arena):
+                if r.data_ptr() == slot.data_ptr() and r.stride() == slot.stride():
+                    continue  # already there
+                if o in self.program.plan.inplace:
+                    r = r.clone()  # a view over the slot being overwritten
+            slot.copy_(r)
+            stats["copied"] += 1
+            stats["copied_bytes"] += slot.nbytes
+        return None
+
+    def direct(self, args: list[Any]) -> bool:
+        node = self.node
+        if all(s is not None or not o for s, o in zip(self.slot_outs, node.outputs, strict=False)):
+            build = STEP_BUILDERS.get(node.op_type)
+            if build is not None:
+                # the calls built for the last run serve again when every input is at the same
+                # address with the same layout (a caller passing the same tensor, or a new one
+                # where the old one was), unless the values of a moving input went into them
+                key = tuple(None if a is None else (a.data_ptr(), a._shape, a._strides, a._dtype) for a in args)
+                if key == self.cached_key:
+                    run_calls(self.cached, node.op_type)
+                    return True
+                b = Builder()
+                calls = build_calls(b, node, args, self.slot_outs)
+                if calls is not None:
+                    constant = self.program.constant
+                    if _values_from_constants(b, [a for a, i in zip(args, self.ins, strict=True) if i in constant]):
+                        self.cached, self.cached_key, self.cached_builder = calls, key, b
+                    run_calls(calls, node.op_type)
+                    return True
+            fast = OUT_KERNELS.get(node.op_type)
+            if fast is not None and len(node.outputs) == 1 and fast(args, node.attrs, self.slot_outs[0]):
+                return True
+        return False
+
+
+def graph_signature(graph: Graph) -> tuple:
+    """What the prepared steps of ``graph`` depend on: its nodes (op types, value names, attribute
+    dicts and the objects in them), inputs, outputs, initializer tensors and declared input
+    shapes. Compared on every run: a graph changed since it was prepared is prepared again."""
+    values = graph.values
+    return (tuple(graph.inputs), tuple(graph.outputs),
+            tuple([(n.op_type, tuple(n.inputs), tuple(n.outputs), id(n.attrs), tuple(map(id, n.attrs.values())))
+                   for n in graph.nodes]),
+            tuple([(k, id(v)) for k, v in graph.initializers.items()]),
+            tuple([(values[i].shape, values[i].dtype) if i in values else None for i in graph.inputs]))
+
+
+class ArenaExecutor:
+    """Run ``graph`` with all its planned intermediates in one arena allocated here, once.
+
+    ``graph.plan_memory(planner, inplace)`` is called (and ``graph.memory_plan`` set). Then the
+    graph is **prepared** once: each node becomes the C calls that compute it straight into its
+    slot (:mod:`t_tensor.graph.steps`), with every address, shape and stride fixed, when its
+    inputs have fixed addresses (initializers, slots, views of them); nodes of constants only are
+    run once here; views of fixed values are made once here. The rest (nodes reading a graph
+    input, ops without a prepared kernel) run at each call. The prepared program is rebuilt when
+    the graph changes (see :func:`graph_signature`).
+
+    Calling the executor runs the graph (inputs as for ``Graph.run``) and returns copies of the
+    outputs (a tensor, or a tuple for several outputs). ``stats`` describes the last run:
+    ``direct`` (nodes whose kernel wrote into the arena), ``copied`` / ``copied_bytes`` (results
+    computed apart and copied into their slot), ``aliases`` (views bound as they are),
+    ``unplanned`` (outputs of unknown shape, or views that had to be materialized, allocated
+    outside the arena) and ``constants`` (nodes of constants only, computed when preparing).
+
+    With ``tune=True`` the first run times, for every prepared node that is not computed in
+    place, its prepared C calls and its registry kernel followed by a copy (best of 3 each, in
+    ``timings``), and remembers the faster variant per node in ``choices``; later runs use it.
+    ``run(inputs, profiler=Profiler())`` records time per op type (no timing otherwise).
+
+    A graph whose inputs have symbolic dims (``("batch", 3, 32, 32)``) is planned and prepared
+    per concrete set of input shapes, on the first call with those shapes, and the programs are
+    cached (``programs``; at most ``max_programs``, the oldest dropped first, each with its own
+    arena); ``plan``, ``arena``, ``slots``, ``choices`` and ``timings`` are those of the last
+    call's shapes.
+    """
+
+    def __init__(self, graph: Graph, planner: str = "greedy_by_size", inplace: bool = True,
+                 tune: bool = False, max_programs: int = 16) -> None:
+        self.graph = graph
+        self.max_programs = max(1, int(max_programs))
+        self.planner = planner
+        self.inplace = inplace
+        self.tune = tune
+        self.choices: dict[str, str] = {}
+        self.timings: dict[str, dict[str, float]] = {}
+        self.stats: dict[str, int] = {}
+        self._signature: tuple | None = None
+        self._retune = False
+        self._prepare()
+
+    def _prepare(self) -> None:
+        self._signature = graph_signature(self.graph)
+        self._programs: dict[tuple, _Program] = {}
+        self._tuned: dict[tuple, tuple[dict[str, str], dict[str, dict[str, float]]]] = {}
+        self.symbolic = bool(symbols_of(self.graph))
+        self.program: _Program | None = None if self.symbolic else _Program(self, self.graph)
+
+    def _program_for(self, given: dict[str, Any]) -> _Program:
+        prog = self._shaped_program(given)
+        if prog.current_versions() != prog.versions:  # an initializer was written: prepare again
+            prog = _Program(self, prog.graph)
+            if self.symbolic:
+                self._programs[next(k for k, p in self._programs.items() if p is self.program)] = prog
+            self.program = prog
+        return prog
+
+    def _shaped_program(self, given: dict[str, Any]) -> _Program:
+        """The prepared program for these inputs: the one program of a graph of static shapes;
+        for a graph with symbolic dims, one per distinct set of input shapes (made on first use:
+        a copy of the graph with those shapes, its shapes inferred and its memory planned, with
+        its own tuning choices), cached."""
+        if not self.symbolic:
+            return self.program  # type: ignore[return-value]
+        key = tuple(given[n]._shape if n in given else None for n in self.graph.inputs)
+        choices, timings = self._tuned.setdefault(key, ({}, {}))
+        self.choices, self.timings = choices, timings
+        prog = self._programs.get(key)
+        if prog is None:
+            concrete = self.graph.copy()
+            for name in self.graph.inputs:
+                if name in given:
+                    concrete.values[name].shape = tuple(given[name]._shape)
+            concrete.infer_shapes(strict=False)
+            if len(self._programs) >= self.max_programs:  # the least recently prepared goes
+                oldest = next(iter(self._programs))
+                del self._programs[oldest]
+                self._tuned.pop(oldest, None)
+            prog = self._programs[key] = _Program(self, concrete)
+        self.program = prog
+        return prog
+
+    # the (last used) prepared program's plan, arena and slots; None before the first run of a
+    # graph with symbolic dims
+    @property
+    def plan(self) -> GraphMemoryPlan | None:
+        return None if self.program is None else self.program.plan
+
+    @property
+    def arena(self) -> Any:
+        return None if self.program is None else self.program.arena
+
+    @property
+    def slots(self) -> dict[str, Any]:
+        return {} if self.program is None else self.program.slots
+
+    @property
+    def programs(self) -> dict[tuple, Any]:
+        """The programs prepared so far, by input shapes (graphs with symbolic dims)."""
+        return dict(self._programs) if self.symbolic else {(): self.program}
 
     def run(self, inputs: Sequence[Any] | Mapping[str, Any], profiler: Profiler | None = None) -> list[Any]:
         """Run on ``inputs``; returns the list of outputs (copies, not arena memory). A
         :class:`~t_tensor.graph.executor.Profiler` records the time per op type."""
         from ..autograd.grad_mode import no_grad
 
-        self.stats = {"direct": 0, "copied": 0, "copied_bytes": 0, "aliases": 0, "unplanned": 0}
-        env = bind_inputs(self.graph, inputs)
-        env.update(self.slots)
-        slots = self.slots
+        if graph_signature(self.graph) != self._signature:
+            self._prepare()
+        given = given_inputs(self.graph, inputs)
+        prog = self._program_for(given)
+        vals = prog.vals
+        for name, k in prog.inputs:
+            if name in given:
+                vals[k] = given[name]
+        stats = dict(prog.stats)
+        stats["direct"] -= prog.direct_count_adjust
+        self.stats = stats
+        steps = prog.steps
         with no_grad():
-            for node in self.plan.order:
-                t0 = time.perf_counter() if profiler is not None else 0.0
-                args = [env[i] if i else None for i in node.inputs]
-                if node.op_type == "tt.View" and self.plan.aliases.get(node.outputs[0]) not in self.graph.initializers:
-                    # a traced view, re-anchored on its input wherever that now lives (an arena
-                    # slot or a given input): the same replay as the plain executor's kernel
-                    env[node.outputs[0]] = run_node(node, args)[0]
-                    self.stats["aliases"] += 1
-                else:
-                    choice = self.choices.get(node.name)
-                    if choice is None and self.tune and node.op_type in OUT_KERNELS and len(node.outputs) == 1 \
-                            and node.outputs[0] in slots:
-                        choice = self.choices[node.name] = self._tune(node, args, env)
-                    if choice != "copy" and self._direct(node, args):
-                        self.stats["direct"] += 1
-                    else:
-                        self._copy(node, args, env)
-                if profiler is not None:
-                    profiler.add(node.op_type, time.perf_counter() - t0)
-        return [env[o].clone() for o in self.graph.outputs]
+            if profiler is None:
+                for fn, args, k in steps:
+                    if status := fn(*args):
+                        check(status, prog.plan.order[k].op_type)
+            else:
+                spent = [0.0] * len(prog.plan.order)
+                for fn, args, k in steps:
+                    t0 = time.perf_counter()
+                    if status := fn(*args):
+                        check(status, prog.plan.order[k].op_type)
+                    spent[k] += time.perf_counter() - t0
+                for node, secs in zip(prog.plan.order, spent, strict=True):
+                    profiler.add(node.op_type, secs)
+        if self._retune:  # the first run timed the variants: the steps follow the choices from now on
+            self._retune = False
+            for k, node in enumerate(prog.plan.order):
+                if prog.per_node[k] and not isinstance(prog.per_node[k][0][0], _DynamicStep):
+                    self.choices.setdefault(node.name, "direct")
+            prog.tunable = []
+            prog.flatten(self)
+        outs = [vals[k].clone() for k in prog.output_idx]
+        for k in prog.transient:  # do not keep the caller's tensors alive
+            vals[k] = None
+        return outs
 
     def __call__(self, *inputs: Any) -> Any:
         outs = self.run(list(inputs))

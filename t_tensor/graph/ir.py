@@ -39,7 +39,9 @@ __all__ = ["Graph", "Node", "ValueInfo", "ONNX_DTYPE_CODES", "dtype_attr"]
 class ValueInfo:
     """The static description of one value: its name, shape (a tuple of ints) and dtype.
 
-    ``shape`` or ``dtype`` is None while unknown (before shape inference).
+    ``shape`` or ``dtype`` is None while unknown (before shape inference). A dim may be a string:
+    a symbol (ONNX's ``dim_param``, e.g. ``"batch"``) or a product of symbols and an int
+    (``"64*batch"``), known only when the graph runs.
 
     >>> import t_tensor as tt
     >>> ValueInfo("x", (2, 3), tt.float32)
@@ -47,7 +49,7 @@ class ValueInfo:
     """
 
     name: str
-    shape: tuple[int, ...] | None = None
+    shape: tuple[int | str, ...] | None = None
     dtype: D.DType | None = None
 
     def describe(self) -> str:
@@ -143,8 +145,9 @@ class Graph:
             names.update(o for o in node.outputs if o)
         return names
 
-    def add_input(self, name: str, shape: Sequence[int] | None = None, dtype: Any = None) -> str:
-        """Declare a graph input with its shape and dtype; returns its name."""
+    def add_input(self, name: str, shape: Sequence[int | str] | None = None, dtype: Any = None) -> str:
+        """Declare a graph input with its shape and dtype; returns its name. A dim given as a
+        string is symbolic (``("batch", 3)``): any size, the same for every use of that name."""
         self.inputs.append(name)
         self.values[name] = ValueInfo(name, None if shape is None else tuple(shape),
                                       None if dtype is None else D.as_dtype(dtype))

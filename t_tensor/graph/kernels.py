@@ -30,7 +30,7 @@ from ..indexing import gather, index_select, scatter, scatter_reduce
 from ..nn import functional as F
 from .ir import Node, dtype_attr
 
-__all__ = ["KERNELS", "kernel", "run_node"]
+__all__ = ["KERNELS", "PREPARERS", "kernel", "prepare", "run_node"]
 
 Kernel = Callable[[list[Any], dict[str, Any]], Any]
 KERNELS: dict[str, Kernel] = {}
@@ -57,6 +57,38 @@ def run_node(node: Node, inputs: list[Any]) -> list[Any]:
         raise NotImplementedError(f"run: node {node.name!r} ({node.op_type}) asks for {len(node.outputs)} outputs; "
                                   f"the kernel gives {len(out)}")
     return out
+
+
+Prepared = Callable[[list[Any]], Any]
+PREPARERS: dict[str, Callable[[Node], Prepared | None]] = {}
+"""op type -> a function of a node giving its kernel bound to the node's parsed attributes (a
+function of the input list only), or None to use the registry kernel as it is."""
+
+
+def prepare(node: Node) -> Prepared:
+    """``node``'s kernel as a function of its inputs alone: from :data:`PREPARERS` when the op
+    type has one (attributes parsed once, here), else the registry kernel with the node's
+    attributes bound. What the plain executor runs."""
+    make = PREPARERS.get(node.op_type)
+    if make is not None:
+        fn = make(node)
+        if fn is not None:
+            return fn
+    kernel = KERNELS.get(node.op_type)
+    if kernel is None:
+        def missing(xs: list[Any]) -> Any:
+            raise NotImplementedError(f"run: node {node.name!r}: no kernel for op {node.op_type!r}")
+        return missing
+    attrs = node.attrs
+    return lambda xs: kernel(xs, attrs)
+
+
+def _prepare_unary(fn: Callable[[Any], Any]) -> Callable[[Node], Prepared]:
+    return lambda node: (lambda xs: fn(xs[0]))
+
+
+def _prepare_binary(fn: Callable[[Any, Any], Any]) -> Callable[[Node], Prepared]:
+    return lambda node: (lambda xs: fn(xs[0], xs[1]))
 
 
 def _ints(t: Any) -> list[int]:
@@ -739,3 +771,65 @@ def _einsum(xs: list[Any], attrs: dict[str, Any]) -> Any:
 
 
 KERNELS["ReduceLogSum"] = _reducer(R.sum, post=E.log)
+
+
+# -- prepared kernels (attributes parsed once; see prepare) ----------------------------------------
+for _op, _fn in (("Add", E.add), ("Sub", E.sub), ("Mul", E.mul)):
+    PREPARERS[_op] = _prepare_binary(_fn)
+for _op, _fn in (("Relu", E.relu), ("Sigmoid", E.sigmoid), ("Tanh", E.tanh), ("Exp", E.exp), ("Neg", E.neg),
+                 ("Erf", E.erf), ("Sqrt", E.sqrt)):
+    PREPARERS[_op] = _prepare_unary(_fn)
+PREPARERS["MatMul"] = _prepare_binary(L.matmul)
+
+
+def _prepare_reshape(node: Node) -> Prepared | None:
+    """Reshape: the target shape worked out once per (input shape, shape values)."""
+    from .shape_inference import reshape_target
+
+    allowzero = bool(node.attrs.get("allowzero", 0))
+    cache: dict[tuple, tuple[int, ...]] = {}
+
+    def run(xs: list[Any]) -> Any:
+        x = xs[0]
+        raw = tuple(_ints(xs[1])) if len(xs) > 1 else tuple(node.attrs["shape"])
+        key = (x.shape, raw)
+        target = cache.get(key)
+        if target is None:
+            target = cache[key] = tuple(reshape_target("Reshape", tuple(x.shape), list(raw), allowzero))
+        return V.reshape(x, target)
+    return run
+
+
+def _prepare_transpose(node: Node) -> Prepared | None:
+    perm = node.attrs.get("perm")
+    if perm is None:
+        return None
+    perm = [int(p) for p in perm]
+    return lambda xs: V.permute(xs[0], perm)
+
+
+def _prepare_gemm(node: Node) -> Prepared | None:
+    attrs = node.attrs
+    trans_a, trans_b = bool(attrs.get("transA", 0)), bool(attrs.get("transB", 0))
+    alpha, beta = float(attrs.get("alpha", 1.0)), float(attrs.get("beta", 1.0))
+    if alpha != 1.0 or beta != 1.0:
+        return None
+
+    def run(xs: list[Any]) -> Any:
+        a = V.transpose(xs[0], 0, 1) if trans_a else xs[0]
+        b = V.transpose(xs[1], 0, 1) if trans_b else xs[1]
+        y = L.matmul(a, b)
+        return E.add(y, xs[2]) if len(xs) > 2 and xs[2] is not None else y
+    return run
+
+
+def _prepare_softmax(log: bool) -> Callable[[Node], Prepared]:
+    def make(node: Node) -> Prepared:
+        axis = int(node.attrs.get("axis", -1))
+        fn = F.log_softmax if log else F.softmax
+        return lambda xs: fn(xs[0], dim=axis)
+    return make
+
+
+PREPARERS.update(Reshape=_prepare_reshape, Transpose=_prepare_transpose, Gemm=_prepare_gemm,
+                 Softmax=_prepare_softmax(False), LogSoftmax=_prepare_softmax(True))

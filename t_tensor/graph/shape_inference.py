@@ -29,7 +29,7 @@ from typing import Any
 from .. import dtypes as D
 from .ir import Graph, Node, ValueInfo, dtype_attr
 
-__all__ = ["infer_shapes", "SHAPE_RULES", "broadcast", "UnknownShape"]
+__all__ = ["infer_shapes", "SHAPE_RULES", "broadcast", "UnknownShape", "symbols_of", "is_static", "bind_symbols"]
 
 Shape = tuple[int, ...]
 Out = tuple[Shape, D.DType]
@@ -701,7 +701,7 @@ def _einsum(ctx: Ctx) -> list[Out]:
 CONST_LIMIT = 4096  # constant propagation only through values this small (shape arithmetic)
 
 
-def infer_shapes(graph: Graph, strict: bool = True) -> dict[str, ValueInfo]:
+def infer_shapes(graph: Graph, strict: bool = True, _probing: bool = False) -> dict[str, ValueInfo]:
     """Infer the shape and dtype of every value of ``graph`` (written into ``graph.values``).
 
     Graph inputs must have their shape and dtype declared. Returns ``graph.values``. With
@@ -725,6 +725,8 @@ def infer_shapes(graph: Graph, strict: bool = True) -> dict[str, ValueInfo]:
         v = values.get(name)
         if (v is None or v.shape is None or v.dtype is None) and name not in graph.initializers:
             raise ValueError(f"infer_shapes: graph input {name!r} needs a declared shape and dtype")
+    if symbols_of(graph):
+        return _infer_symbolic(graph, strict)
     for name, t in graph.initializers.items():
         values[name] = ValueInfo(name, tuple(t.shape), t.dtype)
     for node in graph.topo_sort():
@@ -737,11 +739,19 @@ def infer_shapes(graph: Graph, strict: bool = True) -> dict[str, ValueInfo]:
         fn = SHAPE_RULES.get(node.op_type)
         if fn is None:
             raise NotImplementedError(f"infer_shapes: node {node.name!r}: no shape rule for op {node.op_type!r}")
+        if not strict and any(i and d is None for i, d in zip(node.inputs, dts, strict=True)):
+            # an input left unknown before (non-strict): so is everything computed from it
+            for o in node.outputs:
+                if o:
+                    values[o] = ValueInfo(o)
+            continue
         ctx = Ctx(node, shapes, dts, [consts.get(i) if i else None for i in node.inputs], graph.opset)
         try:
             outs = fn(ctx)
-        except UnknownShape:
-            if strict:
+        except ValueError as e:
+            # unknown (data-dependent) in non-strict mode; a mismatch under symbolic probes that
+            # may be an artifact of the probes (two symbols that must be equal): unknown too
+            if strict or not (isinstance(e, UnknownShape) or _probing):
                 raise
             for o in node.outputs:
                 if o:
@@ -767,3 +777,101 @@ def infer_shapes(graph: Graph, strict: bool = True) -> dict[str, ValueInfo]:
                 if o:
                     consts[o] = r
     return values
+
+
+# -- symbolic dims ----------------------------------------------------------------------------------
+# A graph input may declare a dim as a string (ONNX's dim_param: "batch"). Shapes are then inferred
+# by probing: the concrete inference runs with each symbol set to a few different primes, and each
+# dim of each value is fitted, across the probes, as c * s1**e1 * s2**e2 ... (e in 0..3): an int
+# when it never changes, else an expression such as "batch" or "64*batch*seq". A dim that fits no
+# such product (a convolution's output over a symbolic size, ...) leaves the value's shape unknown.
+# Symbols are probed as independent sizes: when the graph needs two of them equal (two inputs
+# added, with differently named batch dims), the probes mismatch there; with strict=False the
+# values from that node on are left unknown (they get their sizes when the graph runs).
+_PROBE_BASE = (101, 103, 107, 109, 113, 127, 131, 137, 139)
+_PROBE_MOVED = (149, 151, 157, 163, 167, 173, 179, 181, 191)
+
+
+def symbols_of(graph: Graph) -> list[str]:
+    """The symbolic dim names of ``graph``'s inputs, in order of appearance."""
+    found: list[str] = []
+    for name in graph.inputs:
+        info = graph.values.get(name)
+        if info is not None and info.shape is not None:
+            found.extend(d for d in info.shape if isinstance(d, str) and d not in found)
+    return found
+
+
+def is_static(shape: Any) -> bool:
+    """Whether ``shape`` is known and all its dims are ints."""
+    return shape is not None and all(isinstance(d, int) for d in shape)
+
+
+def bind_symbols(declared: Sequence[Any], shape: Sequence[int], bindings: dict[str, int]) -> bool:
+    """Match a concrete ``shape`` against a ``declared`` one whose dims may be symbols (strings),
+    recording each symbol's value in ``bindings``; False on a mismatch (rank, an int dim, or a
+    symbol bound to another value)."""
+    if len(declared) != len(shape):
+        return False
+    for d, n in zip(declared, shape, strict=True):
+        if isinstance(d, str):
+            if bindings.setdefault(d, n) != n:
+                return False
+        elif d != n:
+            return False
+    return True
+
+
+def _fit_dim(dims: list[int], symbols: list[str]) -> int | str | None:
+    """The dim seen in each probe (base first, then one per symbol moved) as an int or a product
+    expression of the symbols; None when it is no such product."""
+    base = dims[0]
+    if all(d == base for d in dims):
+        return base
+    exps = []
+    for j, moved in enumerate(dims[1:]):
+        p, q = _PROBE_BASE[j], _PROBE_MOVED[j]
+        e = next((e for e in range(4) if base * q ** e == moved * p ** e), None)
+        if e is None:
+            return None
+        exps.append(e)
+    denominator = math.prod(_PROBE_BASE[j] ** e for j, e in enumerate(exps))
+    if base % denominator:
+        return None
+    c = base // denominator
+    factors = ([str(c)] if c != 1 else []) + [
+        "*".join([sym] * e) for sym, e in zip(symbols, exps, strict=True) if e]
+    return "*".join(factors) if factors else c
+
+
+def _infer_symbolic(graph: Graph, strict: bool) -> dict[str, ValueInfo]:
+    symbols = symbols_of(graph)
+    if len(symbols) > len(_PROBE_BASE):
+        raise ValueError(f"infer_shapes: at most {len(_PROBE_BASE)} symbolic dims, got {symbols}")
+    probes = [dict(zip(symbols, _PROBE_BASE, strict=False))]
+    for j, sym in enumerate(symbols):
+        moved = dict(probes[0])
+        moved[sym] = _PROBE_MOVED[j]
+        probes.append(moved)
+    results = []
+    for values in probes:
+        g = graph.copy()
+        for name in graph.inputs:
+            info = g.values.get(name)
+            if info is not None and info.shape is not None:
+                info.shape = tuple(values[d] if isinstance(d, str) else d for d in info.shape)
+        try:
+            results.append(infer_shapes(g, strict, _probing=True))
+        except ValueError as e:
+            raise ValueError(f"{e} (with the symbolic dims {symbols} set to {list(values.values())})") from e
+    out = graph.values
+    for name, info in results[0].items():
+        if name in graph.inputs:
+            continue
+        shapes = [r[name].shape if name in r else None for r in results]
+        shape = None
+        if all(sh is not None for sh in shapes) and len({len(sh) for sh in shapes}) == 1:
+            dims = [_fit_dim([sh[k] for sh in shapes], symbols) for k in range(len(shapes[0]))]
+            shape = None if any(d is None for d in dims) else tuple(dims)
+        out[name] = ValueInfo(name, shape, info.dtype)
+    return out

@@ -38,7 +38,7 @@ import numpy as np
 from t_tensor.autograd import function as F
 from t_tensor.autograd.grad_mode import enable_grad, no_grad
 from t_tensor.graph.ir import Graph
-from t_tensor.graph.kernels import KERNELS
+from t_tensor.graph.kernels import KERNELS, PREPARERS
 from t_tensor.graph.shape_inference import SHAPE_RULES, Ctx
 from t_tensor.tensor_impl import TensorImpl
 
@@ -84,6 +84,34 @@ def _primitive_kernel(name: str) -> Callable:
     return run
 
 
+def _prepare_primitive(node: Any) -> Callable | None:
+    """The plain executor's kernel of a ``tt.<name>`` node: the primitive's forward bound once,
+    the argument template filled by position (the inputs' slots found once)."""
+    from t_tensor.autograd.grad_mode import STATE as _GRAD
+
+    name = node.op_type[3:]
+    template = node.attrs.get("args")
+    if name == "View" or node.attrs.get("kwargs") or type(template) is not tuple or name not in F.FUNCTIONS:
+        return None
+    if any(type(t) in (list, tuple) and any(isinstance(u, _Slot) for u in t) for t in template):
+        return None  # tensors nested in a list argument: the general _fill
+    function = F.FUNCTIONS[name]
+    forward, make_ctx = function.forward, function._backward_cls
+    base = list(template)
+    slots = [(k, t.index) for k, t in enumerate(template) if isinstance(t, _Slot)]
+
+    def run(inputs: list[Any]) -> Any:
+        args = base.copy()
+        for k, i in slots:
+            args[k] = inputs[i]
+        if _GRAD.enabled:
+            with no_grad():
+                return forward(make_ctx(), *args)
+        return forward(make_ctx(), *args)
+
+    return run
+
+
 def _replay_view(args: tuple, base: tuple) -> Any:
     """A recorded view applied to a new input. The recorded offset counts from the start of the
     traced input's storage, and the strides assume its layout: the view is re-anchored on the new
@@ -113,6 +141,7 @@ def _register(name: str) -> str:
     if op_type not in KERNELS:
         KERNELS[op_type] = _primitive_kernel(name)
         SHAPE_RULES[op_type] = _primitive_shapes
+        PREPARERS[op_type] = _prepare_primitive
     return op_type
 
 

@@ -10,8 +10,11 @@ import numpy as np
 import torch
 
 
-def export_to_onnx(net: torch.nn.Module, shape: tuple[int, ...]) -> tuple[bytes, np.ndarray, np.ndarray]:
-    """(ONNX bytes, an input of ``shape``, torch's output for it), with the model in eval mode."""
+def export_to_onnx(net: torch.nn.Module, shape: tuple[int, ...],
+                   dynamic_axes: dict[str, dict[int, str]] | None = None) -> tuple[bytes, np.ndarray, np.ndarray]:
+    """(ONNX bytes, an input of ``shape``, torch's output for it), with the model in eval mode.
+    ``dynamic_axes`` (as ``torch.onnx.export``'s, for the input "x" and output "y") names dims
+    that stay symbolic in the model."""
     torch.manual_seed(0)
     for module in net.modules():
         if isinstance(module, torch.nn.BatchNorm2d):
@@ -25,7 +28,7 @@ def export_to_onnx(net: torch.nn.Module, shape: tuple[int, ...]) -> tuple[bytes,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(net, (x,), buffer, dynamo=False, opset_version=17, input_names=["x"],
-                          output_names=["y"], do_constant_folding=False)
+                          output_names=["y"], do_constant_folding=False, dynamic_axes=dynamic_axes)
     with torch.no_grad():
         expected = net(x).numpy()
     return buffer.getvalue(), x.numpy(), expected

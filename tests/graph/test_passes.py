@@ -15,8 +15,10 @@ from t_tensor.graph.passes import (
     eliminate_dead_code,
     fold_batchnorm,
     fold_constants,
+    fold_reshapes,
     fuse_conv,
     fuse_elementwise,
+    fuse_gemm_activation,
     optimize,
     optimize_transposes,
 )
@@ -24,7 +26,7 @@ from t_tensor.graph.passes.elementwise_fusion import fused_kernel
 from tests.graph.onnx_export import export_to_onnx
 
 ALL_PASSES = [eliminate_dead_code, fold_constants, eliminate_common_subexpressions, optimize_transposes,
-              fold_batchnorm, fuse_conv, fuse_elementwise]
+              fold_batchnorm, fuse_conv, fuse_elementwise, fold_reshapes, fuse_gemm_activation]
 
 
 def ops(g):
@@ -565,8 +567,9 @@ def test_exported_models_each_pass_and_optimize(which):
         assert not {"Shape", "Gather", "Concat", "Constant", "Unsqueeze"} & set(ops(o))   # shape arithmetic folded
         assert ops(o).count("FusedElementwise") >= 1 and ops(o).count("MatMul") >= 5
     else:
-        assert ops(o) == ["Gemm", "Relu", "Gemm", "FusedElementwise", "Gemm", "Tanh"]  # GELU: one node
-        assert o.nodes[3].attrs["expr"] == "mul(mul(@0,add(erf(div(@0,1.4142135381698608)),1.0)),0.5)"
+        # Linear + ReLU: one node; GELU: one node
+        assert ops(o) == ["FusedGemm", "Gemm", "FusedElementwise", "Gemm", "Tanh"]
+        assert o.nodes[2].attrs["expr"] == "mul(mul(@0,add(erf(div(@0,1.4142135381698608)),1.0)),0.5)"
 
 
 def test_onnx_helper_model_with_transposes_and_constants():
@@ -670,6 +673,168 @@ def test_traced_graph_under_onnx_names_is_optimized():
     x = rand(5, 6)
     g = to_onnx_ops(tt.compile(f, (x,)).graph)
     o = check_same(g, g.optimize(), [x])
-    assert ops(o) == ["MatMul", "FusedElementwise", "MatMul", "Tanh"]
-    assert o.nodes[1].attrs["expr"] == "add(mul(relu(add(@0,@1)),0.5),1.0)"
+    assert ops(o) == ["FusedGemm", "FusedElementwise", "MatMul", "Tanh"]  # x @ w1.T + b1, relu: one Gemm
+    assert o.nodes[0].attrs["activation"] == "Relu"
+    assert o.nodes[1].attrs["expr"] == "add(mul(@0,0.5),1.0)"
     np.testing.assert_allclose(o.run(x).numpy(), f(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+# -- fuse_gemm_activation --------------------------------------------------------------------------
+def _linear_graph(a_shape, w_shape, bias_shape, act=None, bias_first=False, extra_reader=False):
+    g = Graph()
+    g.add_input("x", a_shape, tt.float32)
+    g.add_initializer("w", rand(*w_shape))
+    g.add_initializer("b", rand(*bias_shape))
+    g.add_node("MatMul", ["x", "w"], ["mm"])
+    g.add_node("Add", ["b", "mm"] if bias_first else ["mm", "b"], ["a"])
+    last = "a"
+    if act == "Relu":
+        last = g.add_node("Relu", ["a"], ["r"])
+    elif act == "Clip":
+        g.add_initializer("lo", tt.tensor(0.0))
+        g.add_initializer("hi", tt.tensor(0.5))
+        last = g.add_node("Clip", ["a", "lo", "hi"], ["r"])
+    g.outputs = [last] + (["mm"] if extra_reader else [])
+    return g.infer_shapes()
+
+
+@pytest.mark.parametrize("bias_shape", [(4,), (1, 4), (3, 4), ()])
+@pytest.mark.parametrize("act", [None, "Relu", "Clip"])
+@pytest.mark.parametrize("bias_first", [False, True])
+def test_gemm_activation_2d(bias_shape, act, bias_first):
+    g = _linear_graph((3, 5), (5, 4), bias_shape, act, bias_first)
+    o = check_same(g, fuse_gemm_activation(g), [rand(3, 5)])
+    assert ops(o) == (["Gemm"] if act is None else ["FusedGemm"])
+    if act:
+        assert o.nodes[0].attrs["activation"] == act
+    assert o.nodes[0].inputs[2] == "b"
+
+
+def test_gemm_activation_keeps_what_it_cannot_fuse():
+    # an N-d product stays MatMul (ONNX Gemm is 2-d); its Relu still fuses when it follows directly
+    g = _linear_graph((2, 3, 5), (5, 4), (4,), "Relu")
+    assert ops(check_same(g, fuse_gemm_activation(g), [rand(2, 3, 5)])) == ["MatMul", "Add", "Relu"]
+    g = Graph()
+    g.add_input("x", (2, 3, 5), tt.float32)
+    g.add_initializer("w", rand(5, 4))
+    g.add_node("MatMul", ["x", "w"], ["mm"])
+    g.add_node("Relu", ["mm"], ["y"])
+    g.outputs = ["y"]
+    o = check_same(g, fuse_gemm_activation(g.infer_shapes()), [rand(2, 3, 5)])
+    assert ops(o) == ["FusedMatMul"] and o.nodes[0].attrs == {"activation": "Relu"}
+    # the product read twice (here: also a graph output): nothing fuses
+    g = _linear_graph((3, 5), (5, 4), (4,), "Relu", extra_reader=True)
+    assert ops(check_same(g, fuse_gemm_activation(g), [rand(3, 5)])) == ["MatMul", "Add", "Relu"]
+    # a bias that broadcasts the product to more rows
+    g = _linear_graph((1, 5), (5, 4), (3, 4), None)
+    assert ops(check_same(g, fuse_gemm_activation(g), [rand(1, 5)])) == ["MatMul", "Add"]
+    # a Gemm that already has a bias keeps the Add
+    g = Graph()
+    g.add_input("x", (3, 5), tt.float32)
+    g.add_initializer("w", rand(4, 5))
+    g.add_initializer("b", rand(4))
+    g.add_node("Gemm", ["x", "w", "b"], ["gm"], {"transB": 1})
+    g.add_node("Add", ["gm", "b"], ["a"])
+    g.add_node("Relu", ["a"], ["y"])
+    g.outputs = ["y"]
+    assert ops(check_same(g, fuse_gemm_activation(g.infer_shapes()), [rand(3, 5)])) == ["Gemm", "Add", "Relu"]
+
+
+def test_gemm_without_bias_takes_the_add_and_the_arena_runs_fused_nodes():
+    from t_tensor.graph import ArenaExecutor
+
+    g = Graph()
+    g.add_input("x", (5, 3), tt.float32)
+    g.add_initializer("w", rand(4, 5))
+    g.add_initializer("b", rand(4))
+    g.add_initializer("w2", rand(4, 4))
+    g.add_node("Gemm", ["x", "w"], ["gm"], {"transA": 1, "transB": 1, "alpha": 0.5, "beta": 3.0})
+    g.add_node("Add", ["gm", "b"], ["a"])
+    g.add_node("Relu", ["a"], ["r"])
+    g.add_node("MatMul", ["r", "w2"], ["m2"])
+    g.add_node("Relu", ["m2"], ["y"])
+    g.outputs = ["y"]
+    x = rand(5, 3)
+    o = check_same(g, fuse_gemm_activation(g.infer_shapes()), [x])
+    assert ops(o) == ["FusedGemm", "FusedMatMul"]
+    assert o.nodes[0].attrs["beta"] == 1.0 and o.nodes[0].attrs["alpha"] == 0.5
+    ex = ArenaExecutor(o)
+    np.testing.assert_allclose(ex(x).numpy(), g.run(x).numpy(), rtol=1e-5, atol=1e-6)
+    assert ex.stats["copied"] == 0
+
+
+# -- fold_reshapes -----------------------------------------------------------------------------------
+def test_reshape_chain_becomes_one_reshape():
+    g = Graph()
+    g.add_input("x", (2, 3, 4), tt.float32)
+    g.add_initializer("s1", tt.tensor([6, -1]))
+    g.add_node("Reshape", ["x", "s1"], ["r1"])                 # (6, 4)
+    g.add_node("Unsqueeze", ["r1"], ["u"], {"axes": (1,)})     # (6, 1, 4)
+    g.add_node("Flatten", ["u"], ["f"], {"axis": 2})           # (6, 4)
+    g.add_node("Squeeze", ["f"], ["s"], {})                    # (6, 4): nothing to squeeze
+    g.add_node("Exp", ["s"], ["y"])
+    g.outputs = ["y"]
+    o = check_same(g, fold_reshapes(g.infer_shapes()), [rand(2, 3, 4)])
+    assert ops(o) == ["Reshape", "Exp"]
+    reshape = o.nodes[0]
+    assert reshape.inputs[0] == "x" and o.initializers[reshape.inputs[1]].tolist() == [6, 4]
+    assert "s1" not in o.initializers  # read by nothing any more
+
+
+def test_reshape_to_the_same_shape_is_removed_and_outputs_keep_their_names():
+    g = Graph()
+    g.add_input("x", (2, 3), tt.float32)
+    g.add_initializer("s", tt.tensor([2, 3]))
+    g.add_initializer("t", tt.tensor([3, 2]))
+    g.add_node("Reshape", ["x", "s"], ["same"])
+    g.add_node("Relu", ["same"], ["r"])
+    g.add_node("Reshape", ["r", "t"], ["a"])
+    g.add_node("Reshape", ["a", "s"], ["back"])                # (2, 3) again: r itself
+    g.outputs = ["back"]
+    o = check_same(g, fold_reshapes(g.infer_shapes()), [rand(2, 3)])
+    assert ops(o) == ["Relu", "Identity"] and o.outputs == ["back"]
+    assert o.nodes[0].inputs == ["x"]
+
+
+def test_reshape_fold_gives_a_computed_shape_a_constant_and_drops_the_arithmetic():
+    g = Graph()
+    g.add_input("x", (2, 3, 4), tt.float32)
+    g.add_initializer("idx", tt.tensor([0]))
+    g.add_initializer("rest", tt.tensor([-1]))
+    g.add_node("Shape", ["x"], ["shp"])
+    g.add_node("Gather", ["shp", "idx"], ["n"])
+    g.add_node("Concat", ["n", "rest"], ["target"], {"axis": 0})
+    g.add_node("Reshape", ["x", "target"], ["flat"])           # (2, 12)
+    g.add_node("Relu", ["flat"], ["y"])
+    g.outputs = ["y"]
+    o = check_same(g, fold_reshapes(g.infer_shapes()), [rand(2, 3, 4)])
+    assert ops(o) == ["Reshape", "Relu"]
+
+
+def test_reshape_fold_leaves_unknown_shapes_and_empty_dims_work():
+    g = Graph()
+    g.add_input("x", None, tt.float32)
+    g.add_node("Flatten", ["x"], ["f"])
+    g.add_node("Flatten", ["f"], ["y"])
+    g.outputs = ["y"]
+    assert ops(fold_reshapes(g)) == ["Flatten", "Flatten"]
+    g = Graph()
+    g.add_input("x", (0, 3), tt.float32)
+    g.add_node("Unsqueeze", ["x"], ["u"], {"axes": (0,)})
+    g.add_node("Flatten", ["u"], ["y"], {"axis": 2})            # (0, 3)
+    g.add_node("Unsqueeze", ["y"], ["z"], {"axes": (2,)})       # (0, 3, 1)
+    g.outputs = ["z"]
+    o = check_same(g, fold_reshapes(g.infer_shapes()), [tt.ones(0, 3)])
+    assert ops(o) == ["Reshape"] and o.nodes[0].attrs == {"allowzero": 1}
+
+
+def test_new_passes_in_optimize_on_an_exported_mlp_run_on_the_arena():
+    from t_tensor.graph import ArenaExecutor
+
+    torch.manual_seed(0)
+    g, x, expected = export(mlp(), (5, 6))
+    o = g.optimize()
+    assert ops(o).count("FusedGemm") == 1
+    ex = ArenaExecutor(o)
+    np.testing.assert_allclose(ex(x).numpy(), expected, rtol=1e-4, atol=1e-5)
+    assert ex.stats["copied"] == 0

@@ -7,6 +7,10 @@ returns a new graph (the argument is never modified) computing the same outputs:
   transposes folded into Gemm's ``transA``/``transB``;
 - :func:`fold_batchnorm` (batchnorm_fold.py), :func:`fuse_conv` (conv_fuse.py): BatchNorm into
   the preceding Conv, Conv + bias + Relu into one ``FusedConv``;
+- :func:`fold_reshapes` (reshape_fold.py): chains of Reshape / Flatten / Squeeze / Unsqueeze
+  into one Reshape to a constant shape, Reshapes to the same shape removed;
+- :func:`fuse_gemm_activation` (gemm_activation.py): MatMul + bias into Gemm, Gemm / MatMul +
+  Relu (or constant Clip) into one ``FusedGemm`` / ``FusedMatMul``;
 - :func:`fuse_elementwise` (elementwise_fusion.py): elementwise trees into one
   ``FusedElementwise`` node evaluated in one pass in C.
 
@@ -42,21 +46,27 @@ from .conv_fuse import fuse_conv
 from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
 from .elementwise_fusion import fuse_elementwise
+from .gemm_activation import fuse_gemm_activation
+from .reshape_fold import fold_reshapes
 from .transpose import optimize_transposes
 
 __all__ = [
     "optimize", "DEFAULT_PASSES", "eliminate_dead_code", "fold_constants", "FOLD_LIMIT",
     "eliminate_common_subexpressions", "optimize_transposes", "fold_batchnorm", "fuse_conv", "fuse_elementwise",
+    "fold_reshapes", "fuse_gemm_activation",
 ]
 
 Pass = Callable[[Graph], Graph]
 
-# The order matters: constants are folded before CSE compares inputs, transposes are folded before
-# fusion hides them, BatchNorm is folded into a Conv before the Conv is fused with its bias and
-# activation, and dead code is removed first (less work) and last (what the others left behind).
+# The order matters: constants are folded before CSE compares inputs and before view chains are
+# folded (a shape computed from constants becomes one), transposes are folded into Gemm before
+# Gemm takes its bias and activation, BatchNorm is folded into a Conv before the Conv is fused with
+# its bias and activation, the products and convolutions take their Add and Relu before the
+# elementwise fusion would, and dead code is removed first (less work) and last (what the others
+# left behind).
 DEFAULT_PASSES: tuple[Pass, ...] = (
-    eliminate_dead_code, fold_constants, eliminate_common_subexpressions, optimize_transposes, fold_batchnorm,
-    fuse_conv, fuse_elementwise, eliminate_dead_code,
+    eliminate_dead_code, fold_constants, fold_reshapes, eliminate_common_subexpressions, optimize_transposes,
+    fuse_gemm_activation, fold_batchnorm, fuse_conv, fuse_elementwise, eliminate_dead_code,
 )
 
 

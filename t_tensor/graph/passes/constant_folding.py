@@ -40,11 +40,15 @@ NOT_FOLDED = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "Ra
 
 
 def _static_shape(node: Node, shape: tuple[int, ...]) -> list[Any]:
-    """The result of a Shape (with ``start``/``end``) or Size node on a value of known shape."""
-    if node.op_type == "Size":
-        return [tensor(math.prod(shape), dtype=D.int64)]
+    """The result of a Shape (with ``start``/``end``) or Size node on a value of known shape;
+    ValueError when the dims it needs are symbolic (known only at run time)."""
     start, end = node.attrs.get("start", 0), node.attrs.get("end")
-    return [tensor(list(shape[int(start):None if end is None else int(end)]), dtype=D.int64)]
+    dims = shape if node.op_type == "Size" else shape[int(start):None if end is None else int(end)]
+    if not all(isinstance(d, int) for d in dims):
+        raise ValueError(f"{node.op_type}: symbolic dims {tuple(dims)}")
+    if node.op_type == "Size":
+        return [tensor(math.prod(dims), dtype=D.int64)]
+    return [tensor(list(dims), dtype=D.int64)]
 
 
 def fold_constants(graph: Graph, limit: int = FOLD_LIMIT) -> Graph:
