@@ -91,8 +91,11 @@ MODULES = [
     "t_tensor.graph.passes.batchnorm_fold",
     "t_tensor.graph.passes.conv_fuse",
     "t_tensor.graph.passes.elementwise_fusion",
-    # graph layer: arena executor
+    "t_tensor.graph.passes.gemm_activation",
+    "t_tensor.graph.passes.reshape_fold",
+    # graph layer: arena executor and its prepared steps
     "t_tensor.graph.arena",
+    "t_tensor.graph.steps",
 ]
 
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
