@@ -293,26 +293,12 @@ def test_onnx_backend_node_cases_on_the_arena():
     """Every ONNX backend node case the plain executor passes also passes on the arena executor,
     as imported and after graph.optimize(): the prepared C steps against ONNX's reference outputs
     (asymmetric pads, ceil_mode pooling, every reduction flavour, broadcasting...)."""
-    import warnings
-
     from onnx import TensorProto
-    from onnx.backend.test.case import node as node_cases
 
-    from .test_onnx_import import _case_passes
+    from .test_onnx_import import _case_passes, passing_backend_cases
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cases = node_cases.collect_testcases()
     checked, wrong = 0, []
-    for case in cases:
-        nodes = case.model.graph.node
-        if not {n.op_type for n in nodes} <= set(KERNELS) or any(n.domain not in ("", "ai.onnx") for n in nodes):
-            continue
-        try:
-            if not _case_passes(case):
-                continue
-        except Exception:  # noqa: BLE001 - refused by the plain executor: not this test's business
-            continue
+    for case in passing_backend_cases():
         for optimize in (False, True):
             def on_arena(model, ins, optimize=optimize):
                 g = tt_onnx.load(model)

@@ -182,28 +182,13 @@ def test_onnx_backend_node_cases_with_symbolic_first_dims():
     outputs. Symbols are independent in the probes, so where the graph needs two of them equal
     the shapes from there on stay unknown -- never an error."""
     import copy
-    import warnings
 
     from onnx import TensorProto
-    from onnx.backend.test.case import node as node_cases
 
-    from t_tensor.graph import KERNELS
+    from .test_onnx_import import _case_passes, passing_backend_cases
 
-    from .test_onnx_import import _case_passes
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cases = node_cases.collect_testcases()
     checked, known, wrong = 0, 0, []
-    for case in cases:
-        nodes = case.model.graph.node
-        if not {n.op_type for n in nodes} <= set(KERNELS) or any(n.domain not in ("", "ai.onnx") for n in nodes):
-            continue
-        try:
-            if not _case_passes(case):
-                continue
-        except Exception:  # noqa: BLE001 - refused by the plain executor: not this test's business
-            continue
+    for case in passing_backend_cases():
         model = copy.deepcopy(case.model)
         renamed = 0
         for k, vi in enumerate(model.graph.input):

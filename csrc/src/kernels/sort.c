@@ -57,24 +57,19 @@ static inline uint8_t radix_key_int8_t(int8_t v) { return (uint8_t)((uint8_t)v ^
 static inline uint16_t radix_key_int16_t(int16_t v) { return (uint16_t)((uint16_t)v ^ 0x8000u); }
 static inline uint32_t radix_key_int32_t(int32_t v) { return (uint32_t)v ^ 0x80000000u; }
 static inline uint64_t radix_key_int64_t(int64_t v) { return (uint64_t)v ^ 0x8000000000000000ull; }
-static inline uint32_t radix_key_float(float v) {
-    if (v != v) {
-        return UINT32_MAX;
+#define DEFINE_RADIX_FLOAT_KEY(FT, UT, UT_MAX)                          \
+    static inline UT radix_key_##FT(FT v) {                             \
+        if (v != v) {                                                   \
+            return UT_MAX;                                              \
+        }                                                               \
+        const UT sign = (UT)1 << (8 * sizeof(UT) - 1);                  \
+        UT u;                                                           \
+        v = v == 0 ? (FT)0 : v;                                         \
+        memcpy(&u, &v, sizeof u);                                       \
+        return (u & sign) ? (UT)~u : (UT)(u | sign);                    \
     }
-    uint32_t u;
-    v = v == 0.0f ? 0.0f : v;
-    memcpy(&u, &v, sizeof u);
-    return (u & 0x80000000u) ? ~u : u | 0x80000000u;
-}
-static inline uint64_t radix_key_double(double v) {
-    if (v != v) {
-        return UINT64_MAX;
-    }
-    uint64_t u;
-    v = v == 0.0 ? 0.0 : v;
-    memcpy(&u, &v, sizeof u);
-    return (u & 0x8000000000000000ull) ? ~u : u | 0x8000000000000000ull;
-}
+DEFINE_RADIX_FLOAT_KEY(float, uint32_t, UINT32_MAX)
+DEFINE_RADIX_FLOAT_KEY(double, uint64_t, UINT64_MAX)
 #define RADIX_UT_uint8_t uint8_t
 #define RADIX_UT_int8_t uint8_t
 #define RADIX_UT_int16_t uint16_t
