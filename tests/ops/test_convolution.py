@@ -213,6 +213,17 @@ def test_conv2d_blocks_of_columns():
     np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-11, rtol=1e-12)
 
 
+def test_conv_zero_input_channels_without_addresses():
+    """Empty operands may carry no address (torch's empty tensors through DLPack, or storages from
+    the host allocator under TT_ALLOCATOR=host): the result is still the bias."""
+    x, w = tt.from_dlpack(torch.zeros(2, 0, 4, 4)), tt.from_dlpack(torch.zeros(3, 0, 2, 2))
+    assert x.data_ptr() == 0 and w.data_ptr() == 0
+    got = tt.conv2d(x, w, tt.tensor([1.0, 2.0, 3.0]))
+    assert got.shape == (2, 3, 3, 3) and got[1, :, 2, 2].tolist() == [1.0, 2.0, 3.0]
+    got = tt.conv1d(tt.from_dlpack(torch.zeros(1, 0, 3)), tt.from_dlpack(torch.zeros(2, 0, 2)), tt.tensor([4.0, 5.0]))
+    assert got.tolist() == [[[4.0, 4.0], [5.0, 5.0]]]
+
+
 def test_conv_zero_input_channels():
     """No input channels (PyTorch returns an empty (N, 0, ...) tensor here): every output is the
     bias, the empty sum being 0."""
