@@ -15,11 +15,16 @@ Environment switches:
 * ``TT_SANITIZE=address`` builds with AddressSanitizer (``-fsanitize=address -fno-omit-frame-pointer
   -g -O1``, compile and link). Python itself is not instrumented, so preload the runtime and pick
   the uncached allocator (``TT_ALLOCATOR=host``, see ``t_tensor/storage.py``) so that every
-  overrun lands next to an ASan redzone::
+  overrun lands next to an ASan redzone. libstdc++ is preloaded too: without it ASan cannot
+  intercept the C++ exceptions torch throws and aborts; ``allocator_may_return_null=1`` lets the
+  out-of-memory tests see a failed allocation instead of an ASan abort::
 
       TT_SANITIZE=address python t_tensor/_build/ffi_build.py
-      LD_PRELOAD=$(gcc -print-file-name=libasan.so) \\
-      ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 TT_ALLOCATOR=host python -m pytest tests/ops
+      LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so)" \\
+      ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:allocator_may_return_null=1 \\
+      TT_ALLOCATOR=host python -m pytest tests/ops
+
+  Rebuild without ``TT_SANITIZE`` afterwards: the sanitized module cannot load without the preload.
 """
 
 from __future__ import annotations
