@@ -29,11 +29,14 @@ __all__ = ["Storage", "WeakStorage", "default_allocator"]
 
 
 def default_allocator():
-    """The C allocator tensors use: the process-wide caching allocator (borrowed, static)."""
+    """The C allocator tensors use (borrowed, static): the process-wide caching allocator, or the
+    plain host allocator when the environment variable ``TT_ALLOCATOR=host`` was set at start-up
+    (a debugging switch: every storage is then its own ``posix_memalign`` block, so AddressSanitizer
+    and valgrind see each overrun and use after free instead of a reused cache block)."""
     return _DEFAULT_ALLOCATOR
 
 
-_DEFAULT_ALLOCATOR = lib.tt_caching_allocator_interface(lib.tt_global_caching_allocator())
+_DEFAULT_ALLOCATOR = lib.tt_default_allocator()  # reads TT_ALLOCATOR once, in C
 _MAX_NBYTES = 2**63 - 1
 _STORAGE_POINTER = ffi.typeof("tt_storage *")
 
@@ -101,7 +104,7 @@ class Storage:
 
     @classmethod
     def allocate(cls, nbytes: int, allocator=None, *, fn: str = "Storage.allocate") -> Storage:
-        """A new storage of ``nbytes`` uninitialized bytes from ``allocator`` (default: caching).
+        """A new storage of ``nbytes`` uninitialized bytes from ``allocator`` (default: :func:`default_allocator`).
 
         ``fn`` names the caller in error messages (``empty: out of memory ...``).
 

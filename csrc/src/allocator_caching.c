@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tt/tt.h"
 
@@ -418,6 +419,26 @@ tt_caching_allocator *tt_global_caching_allocator(void) {
 
 const tt_allocator *tt_caching_allocator_interface(tt_caching_allocator *cache) {
     return cache == NULL ? tt_host_allocator() : &cache->interface;
+}
+
+/* The allocator of tensors, chosen once per process: TT_ALLOCATOR=host makes every storage a
+   plain posix_memalign block (no caching), so that a memory checker (AddressSanitizer, valgrind)
+   sees each overrun and each use after free; any other value, or none, selects the cache. */
+static const tt_allocator *default_allocator = NULL;
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+
+static void choose_default_allocator(void) {
+    const char *choice = getenv("TT_ALLOCATOR");
+    if (choice != NULL && strcmp(choice, "host") == 0) {
+        default_allocator = tt_host_allocator();
+    } else {
+        default_allocator = tt_caching_allocator_interface(tt_global_caching_allocator());
+    }
+}
+
+const tt_allocator *tt_default_allocator(void) {
+    pthread_once(&default_once, choose_default_allocator);
+    return default_allocator;
 }
 
 tt_status tt_caching_allocator_trim(tt_caching_allocator *cache, size_t *released_bytes) {

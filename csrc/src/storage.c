@@ -103,8 +103,7 @@ tt_status tt_storage_new(const tt_allocator *allocator, size_t nbytes, tt_storag
 
 tt_storage *tt_storage_new_default(size_t nbytes) {
     tt_storage *storage = NULL;
-    const tt_allocator *allocator = tt_caching_allocator_interface(tt_global_caching_allocator());
-    return tt_storage_new(allocator, nbytes, &storage) == TT_OK ? storage : NULL;
+    return tt_storage_new(tt_default_allocator(), nbytes, &storage) == TT_OK ? storage : NULL;
 }
 
 tt_status tt_storage_new_external(void *data, size_t nbytes, tt_deleter deleter, void *ctx,

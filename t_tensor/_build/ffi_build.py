@@ -8,6 +8,23 @@ allocators, storage, copy) and from one header per kernel family in ``csrc/inclu
 (``reduce.h``, ``index.h``, ...). They are the single source of truth: the C sources include the
 same files, so the two sides cannot drift. Each family header is cdef-clean (no ``#include``, no
 ``#if``) and is read after ``tt_api.h``, whose types it may use.
+
+Environment switches:
+
+* ``TT_WERROR=1`` turns compiler warnings into errors (CI).
+* ``TT_SANITIZE=address`` builds with AddressSanitizer (``-fsanitize=address -fno-omit-frame-pointer
+  -g -O1``, compile and link). Python itself is not instrumented, so preload the runtime and pick
+  the uncached allocator (``TT_ALLOCATOR=host``, see ``t_tensor/storage.py``) so that every
+  overrun lands next to an ASan redzone. libstdc++ is preloaded too: without it ASan cannot
+  intercept the C++ exceptions torch throws and aborts; ``allocator_may_return_null=1`` lets the
+  out-of-memory tests see a failed allocation instead of an ASan abort::
+
+      TT_SANITIZE=address python t_tensor/_build/ffi_build.py
+      LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so)" \\
+      ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:allocator_may_return_null=1 \\
+      TT_ALLOCATOR=host python -m pytest tests/ops
+
+  Rebuild without ``TT_SANITIZE`` afterwards: the sanitized module cannot load without the preload.
 """
 
 from __future__ import annotations
@@ -36,12 +53,22 @@ def core_sources() -> list[str]:
     return [str(path.relative_to(ROOT)) for path in files]
 
 
+def sanitizer_args() -> list[str]:
+    """Flags for ``TT_SANITIZE`` (compile and link): only ``address`` is supported."""
+    sanitize = os.environ.get("TT_SANITIZE", "")
+    if sanitize == "":
+        return []
+    if sanitize != "address":
+        raise SystemExit(f"ffi_build: TT_SANITIZE must be 'address' or unset, got {sanitize!r}")
+    return ["-fsanitize=address", "-fno-omit-frame-pointer", "-g", "-O1"]
+
+
 def compile_args() -> list[str]:
     args = ["-O3", "-std=gnu11", "-pthread", "-Wall", "-Wextra"]
     # CI sets TT_WERROR=1 so that a warning fails the build; users are not stopped by one.
     if os.environ.get("TT_WERROR") == "1":
         args.append("-Werror")
-    return args
+    return args + sanitizer_args()  # the later -O1 wins over -O3
 
 
 def api_headers() -> list[Path]:
@@ -64,7 +91,7 @@ ffibuilder.set_source(
     sources=core_sources() + ["csrc/python/py_glue.c"],
     include_dirs=[str(INCLUDE), str(CSRC / "src")],
     extra_compile_args=compile_args(),
-    extra_link_args=["-pthread"],
+    extra_link_args=["-pthread"] + sanitizer_args(),
     libraries=["m"],
 )
 

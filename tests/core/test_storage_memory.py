@@ -9,8 +9,11 @@ each test, because other tests share the process-wide cache.
 from __future__ import annotations
 
 import gc
+import os
 import random
 import struct
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -91,6 +94,30 @@ def test_allocate_from_host_allocator():
     assert s.allocator == "host" and s.data_ptr() % 64 == 0 and s.nbytes == 100
     empty = tt.Storage.allocate(0, allocator=lib.tt_host_allocator())
     assert empty.data_ptr() == 0 and empty.nbytes == 0
+
+
+ALLOCATOR_SCRIPT = """
+import t_tensor as tt
+before = tt.memory_stats()["num_allocs"]
+owners = [tt.empty(3), tt.ones(2) + 1, tt.arange(6).reshape(2, 3).t().contiguous(), tt.Storage.allocate(8)]
+names = [o.allocator if isinstance(o, tt.Storage) else o.untyped_storage().allocator for o in owners]
+print(",".join(names), tt.memory_stats()["num_allocs"] - before)
+"""
+
+
+@pytest.mark.parametrize(("setting", "expected"), [(None, "caching"), ("caching", "caching"), ("host", "host"),
+                                                   ("bogus", "caching")])
+def test_tt_allocator_environment_switch(setting, expected):
+    # TT_ALLOCATOR=host (read once per process) sends every storage, from Python or from a C fast
+    # path, to the uncached host allocator, so that memory checkers see each block on its own.
+    env = {k: v for k, v in os.environ.items() if k != "TT_ALLOCATOR"}
+    if setting is not None:
+        env["TT_ALLOCATOR"] = setting
+    done = subprocess.run([sys.executable, "-c", ALLOCATOR_SCRIPT], env=env, capture_output=True, text=True,
+                          timeout=120, check=True)
+    names, cache_allocs = done.stdout.split()
+    assert names == ",".join([expected] * 4)
+    assert (int(cache_allocs) == 0) == (expected == "host")
 
 
 def test_allocate_rejects_negative():

@@ -12,7 +12,10 @@ whose message starts with the function's name. Named error cases go through
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -151,6 +154,34 @@ def test_conv1d(dtype, cfg, seed):
     check_conv(1, cfg, dtype, seed)
 
 
+# The configuration that crashes torch 2.13's oneDNN convolution (see tests/conftest.py).
+ONEDNN_CRASH = dict(shape=(4, 1), layout="transposed", base=(1, 4), w_shape=(4, 2, 1), groups=2, stride=3,
+                    dilation=2, padding=2, bias=True, w_layout="contiguous", b_layout="contiguous")
+ONEDNN_CRASH_SCRIPT = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import conftest  # noqa: F401  (switches oneDNN off, as for every test)
+import torch
+x = torch.randn(1, 4).permute(1, 0)
+torch.nn.functional.conv1d(x, torch.randn(4, 2, 1), torch.randn(4), stride=3, padding=2, dilation=2, groups=2)
+print("survived")
+"""
+
+
+def test_torch_reference_survives_onednn_crash():
+    """The torch reference runs in a fresh process (the crash is certain there) with the suite's
+    torch settings: it must survive the configuration that segfaults oneDNN."""
+    tests_dir = str(Path(__file__).resolve().parents[1])
+    done = subprocess.run([sys.executable, "-c", ONEDNN_CRASH_SCRIPT, tests_dir], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "survived", (done.returncode, done.stderr[-2000:])
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.name)
+def test_conv1d_onednn_crash_configuration(dtype):
+    check_conv(1, ONEDNN_CRASH, dtype, 3)
+
+
 @pytest.mark.parametrize("multiplier", [1, 2])
 @pytest.mark.parametrize("padding", [0, 1, "same"])
 def test_conv2d_depthwise(multiplier, padding):
@@ -180,6 +211,17 @@ def test_conv2d_blocks_of_columns():
     got = tt.conv2d(tt.tensor(x), tt.tensor(w), padding=(1, 2), stride=(1, 1))
     want = torch.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=(1, 2))
     np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-11, rtol=1e-12)
+
+
+def test_conv_zero_input_channels_without_addresses():
+    """Empty operands may carry no address (torch's empty tensors through DLPack, or storages from
+    the host allocator under TT_ALLOCATOR=host): the result is still the bias."""
+    x, w = tt.from_dlpack(torch.zeros(2, 0, 4, 4)), tt.from_dlpack(torch.zeros(3, 0, 2, 2))
+    assert x.data_ptr() == 0 and w.data_ptr() == 0
+    got = tt.conv2d(x, w, tt.tensor([1.0, 2.0, 3.0]))
+    assert got.shape == (2, 3, 3, 3) and got[1, :, 2, 2].tolist() == [1.0, 2.0, 3.0]
+    got = tt.conv1d(tt.from_dlpack(torch.zeros(1, 0, 3)), tt.from_dlpack(torch.zeros(2, 0, 2)), tt.tensor([4.0, 5.0]))
+    assert got.tolist() == [[[4.0, 4.0], [5.0, 5.0]]]
 
 
 def test_conv_zero_input_channels():

@@ -593,6 +593,16 @@ def test_take_along_dim_and_axis(case, no_dim, bcast):
 # ---------------------------------------------------------------------- nonzero and masks
 
 
+def test_nonzero_kernel_of_0d_needs_no_output_address():
+    """A 0-d input has rows of no coordinates: the (n, 0) result holds no bytes and may have no
+    address (the host allocator gives NULL for 0 bytes), so the kernel must not require one."""
+    from t_tensor._capi import lib as C
+
+    x = tt.tensor(3.0)
+    assert C.tt_nonzero(0, [], x.data_ptr(), [], x.dtype.code, 0, 1) == C.TT_OK
+    assert C.tt_nonzero(1, [1], x.data_ptr(), [1], x.dtype.code, 0, 1) == C.TT_ERR_INVALID_ARG  # 1-d needs one
+
+
 @settings(max_examples=EXAMPLES * 3, deadline=None)
 @given(
     shape=st.lists(st.integers(0, 4), max_size=4).map(tuple),

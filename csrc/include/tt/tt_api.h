@@ -115,6 +115,12 @@ tt_caching_allocator *tt_global_caching_allocator(void);
 /* The tt_allocator interface of `cache` (borrowed; valid while the cache lives). */
 const tt_allocator *tt_caching_allocator_interface(tt_caching_allocator *cache);
 
+/* The allocator every tensor's storage comes from (borrowed, static): the global cache's
+   interface, or the host allocator when the environment variable TT_ALLOCATOR is "host" (read
+   once, at the first call; a debugging switch so that AddressSanitizer or valgrind see every
+   overrun instead of a reused cache block). */
+const tt_allocator *tt_default_allocator(void);
+
 /* Returns unpinned cached blocks to the backing allocator; *released_bytes (may be NULL)
    receives how many bytes went back. Borrows `cache`. */
 tt_status tt_caching_allocator_trim(tt_caching_allocator *cache, size_t *released_bytes);
@@ -150,7 +156,7 @@ typedef void (*tt_deleter)(void *ctx, void *data);
    On success *out is a new reference (use_count 1, weak_count 1). */
 tt_status tt_storage_new(const tt_allocator *allocator, size_t nbytes, tt_storage **out);
 
-/* The per-op fast path: nbytes from the process-wide caching allocator in one call, with no
+/* The per-op fast path: nbytes from tt_default_allocator() in one call, with no
    out-parameter for the caller to allocate. Returns a new reference, or NULL when out of memory
    (the only way it can fail; the one place this API signals failure without a tt_status). */
 tt_storage *tt_storage_new_default(size_t nbytes);

@@ -497,7 +497,9 @@ tt_status tt_conv2d(int dtype,
     if (out_elems == 0) {
         return TT_OK;
     }
-    if (out == 0 || weight == 0 || (x == 0 && g.c_in > 0 && g.h > 0 && g.w > 0)) {
+    /* An empty operand may have no address at all (NULL from the host allocator or from a DLPack
+       producer): x is empty without channels or pixels, the weight without input channels. */
+    if (out == 0 || (weight == 0 && g.cin_g > 0) || (x == 0 && g.c_in > 0 && g.h > 0 && g.w > 0)) {
         return TT_ERR_INVALID_ARG;
     }
 #if TT_HAVE_X86

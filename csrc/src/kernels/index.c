@@ -431,7 +431,7 @@ tt_status tt_nonzero(int ndim, const int64_t *shape, uintptr_t x, const int64_t 
     if (numel == 0) {
         return TT_OK;
     }
-    if (x == 0 || (capacity > 0 && out == 0)) {
+    if (x == 0 || (capacity > 0 && ndim > 0 && out == 0)) {   /* 0-d: rows of no coordinates, nothing written */
         return TT_ERR_INVALID_ARG;
     }
     const nonzero_fn test = nonzero_table[dtype];
