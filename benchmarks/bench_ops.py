@@ -17,15 +17,17 @@ wrong kernel cannot look good.
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
+import timeit
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_core import median_seconds, row  # noqa: E402 - the shared timing and table helpers
+from bench_core import row  # noqa: E402 - the shared table helper
 
 import t_tensor as tt  # noqa: E402
 
@@ -70,14 +72,23 @@ def run_rows(title: str, unit: str, rows: dict, number: int, repeat: int, higher
     print("|---|---|---|---|---|---|---|")
     for name, ((f_tt, f_np, f_torch), scale) in rows.items():
         agree(name, f_tt, f_np or f_torch)
-        # A pause before each library's timing: NumPy's OpenBLAS threads keep spinning for up to
-        # about 0.1 s after a call (the agreement check makes one), and on a 2-core machine they
-        # took a core from whatever was timed next (t_tensor's 1024^3 matmul measured 175 instead
-        # of 250 GFLOP/s right after a NumPy product, the same 0.1 s later).
-        seconds = {}
-        for lib, fn in (("np", f_np), ("torch", f_torch), ("tt", f_tt)):
-            time.sleep(SETTLE_SECONDS)
-            seconds[lib] = median_seconds(fn, number, repeat) if fn else None
+        # The libraries take turns, one timed batch each per round (the order rotating), and each
+        # library's figure is the median of its batches: this VM's speed drifts by up to 40% over
+        # seconds (torch's own 128^3 products swing between 100 and 150 GFLOP/s), and timing one
+        # library's batches back to back let the drift decide the ratio. A pause before each batch:
+        # NumPy's OpenBLAS threads keep spinning for up to about 0.1 s after a call, and on a
+        # 2-core machine they took a core from whatever was timed next (t_tensor's 1024^3 matmul
+        # measured 175 instead of 250 GFLOP/s right after a NumPy product, the same 0.1 s later).
+        order = [(lib, fn) for lib, fn in (("np", f_np), ("torch", f_torch), ("tt", f_tt)) if fn]
+        samples: dict[str, list[float]] = {lib: [] for lib, _ in order}
+        for _, fn in order:
+            fn()  # warm-up: first-call costs are not what we measure
+        for round_ in range(repeat):
+            shift = round_ % len(order)
+            for lib, fn in order[shift:] + order[:shift]:
+                time.sleep(SETTLE_SECONDS)
+                samples[lib].append(timeit.timeit(fn, number=number) / number)
+        seconds = {lib: statistics.median(samples[lib]) if lib in samples else None for lib in ("np", "torch", "tt")}
         results = {
             lib: (None if s is None else (scale / s / 1e9 if higher_is_better else s * scale))
             for lib, s in seconds.items()

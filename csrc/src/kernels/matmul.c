@@ -936,13 +936,13 @@ DEFINE_FAST_GEMM(d12x16, double, 12, 16, 120, 256, 2048)
 
 #if TT_GEMM_X86
 /* A product small enough that A fits one packed block (m <= MC, k <= KC), on one thread, with the
-   AVX-512 float kernel: packing is then a sizeable share of the work (a transposition of A and a
-   copy of B for 2 m n k / (m k + k n) flops, a sixth of a 128^3 product), so the operands are read
-   where they lie when their layout allows: full 12-row panels of a row-major A (unit column
-   stride) are broadcast from their rows, full 32-column panels of a row-major B are loaded from
-   their rows. Other panels (the last partial ones, other layouts) are packed as usual, A once
-   for all column panels. Same arithmetic in the same order as the packed path, so the results
-   are bit-identical. */
+   AVX-512 float kernel: packing is then a sizeable share of the work (a transposition of A for
+   2 m n k / (m k) flops, a tenth of a 128^3 product), so full 12-row panels of a row-major A
+   (unit column stride) are broadcast straight from their rows. The last partial panel, and A in
+   other layouts, are packed as usual (A once for all column panels). B is still packed, one
+   32-column panel at a time: read in place, the rows of a panel lie a row stride apart, and a
+   power-of-two stride (128 floats) crowds them into a few L1 sets. Same arithmetic in the same
+   order as the packed path, so the results are bit-identical. */
 static void small_gemm_f32_avx512(const prob_float *pr, float *apack, float *bpack) {
     const int64_t m = pr->m, n = pr->n, k = pr->k;
     const int a_direct = pr->csa == 1;
@@ -954,22 +954,16 @@ static void small_gemm_f32_avx512(const prob_float *pr, float *apack, float *bpa
     }
     for (int64_t j = 0; j < n; j += 32) {
         const int nr = (int)(n - j < 32 ? n - j : 32);
-        const float *bp = pr->b + j * pr->csb;
-        int64_t ldb = pr->rsb;
-        if (nr < 32 || pr->csb != 1) {
-            pack_b_s12x32(bpack, bp, pr->rsb, pr->csb, k, nr, 0, 1);
-            bp = bpack;
-            ldb = 32;
-        }
+        pack_b_s12x32(bpack, pr->b + j * pr->csb, pr->rsb, pr->csb, k, nr, 0, 1);
         for (int64_t i = 0; i < m; i += 12) {
             const int mr = (int)(m - i < 12 ? m - i : 12);
             float *c = pr->c + i * pr->rsc + j * pr->csc;
             if (a_direct && i < full_rows) {
-                ukr_avx512_strided_float_12(k, pr->a + i * pr->rsa, pr->rsa, 1, bp, ldb, c, pr->rsc, pr->csc, mr, nr,
-                                            pr->accumulate);
+                ukr_avx512_strided_float_12(k, pr->a + i * pr->rsa, pr->rsa, 1, bpack, 32, c, pr->rsc, pr->csc, mr,
+                                            nr, pr->accumulate);
             } else {
                 const float *ap = apack + (a_direct ? 0 : i * k);
-                ukr_avx512_strided_float_12(k, ap, 1, 12, bp, ldb, c, pr->rsc, pr->csc, mr, nr, pr->accumulate);
+                ukr_avx512_strided_float_12(k, ap, 1, 12, bpack, 32, c, pr->rsc, pr->csc, mr, nr, pr->accumulate);
             }
         }
     }
