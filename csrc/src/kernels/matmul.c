@@ -595,6 +595,7 @@ __attribute__((target("avx512f"))) static void pack_b_rows_f32x32(float *restric
         ukr_##T##_fn ukr;                                                                          \
         T *apacks, *bpacks;                                                                        \
         int64_t inner_workers;                                                                     \
+        atomic_uint_fast64_t slots; /* free list of the workers' buffers (batch split) */          \
     } batch_##T;
 DEFINE_GEMM_TYPES(float)
 DEFINE_GEMM_TYPES(double)
@@ -857,13 +858,15 @@ static void scratch_give(void *p) {
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
+    /* Products [begin, end) of a batch split over the threads: chunks are claimed as they come  \
+       (a thread the OS holds up leaves its share to the others), each with a buffer pair taken   \
+       from the free list for its duration. */                                                    \
     static void batch_task_##TAG(int64_t begin, int64_t end, void *ctx) {                          \
-        const batch_##T *s = ctx;                                                                  \
-        const int64_t workers = s->inner_workers;                                                  \
-        for (int64_t w = begin; w < end; w++) {                                                    \
-            const int64_t t0 = s->batch * w / workers, t1 = s->batch * (w + 1) / workers;          \
-            batch_range_##TAG(s, t0, t1, 1, s->apacks + w * (MC) * (KC), s->bpacks + w * s->bsize); \
-        }                                                                                          \
+        batch_##T *s = ctx;                                                                        \
+        const int slot = tt_slot_take(&s->slots, s->inner_workers);                                \
+        batch_range_##TAG(s, begin, end, 1, s->apacks + slot * (int64_t)(MC) * (KC),               \
+                          s->bpacks + slot * s->bsize);                                            \
+        tt_slot_give(&s->slots, slot);                                                             \
     }                                                                                              \
                                                                                                    \
     /* The batch of products of tt_matmul (k > 0) with micro-kernel `ukr` of this family. */       \
@@ -894,7 +897,8 @@ static void scratch_give(void *p) {
         s->bpacks = s->apacks + asize * workers;                                                   \
         if (over_batch) {                                                                          \
             s->inner_workers = workers;                                                            \
-            tt_parallel_for(workers, 1, batch_task_##TAG, s);                                      \
+            atomic_init(&s->slots, 0);                                                             \
+            tt_parallel_for(s->batch, 1, batch_task_##TAG, s);                                     \
         } else {                                                                                   \
             batch_range_##TAG(s, 0, s->batch, workers, s->apacks, s->bpacks);                      \
         }                                                                                          \
