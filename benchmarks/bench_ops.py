@@ -40,6 +40,7 @@ except ImportError:  # the benchmark still compares against NumPy
 
 Fn = Callable[[], object] | None
 SETTLE_SECONDS = 0.2  # pause before each timing (see run_rows)
+WARM_SECONDS = 0.05  # untimed calls after the pause (see run_rows)
 
 
 def as_numpy(result: object) -> np.ndarray:
@@ -79,14 +80,19 @@ def run_rows(title: str, unit: str, rows: dict, number: int, repeat: int, higher
         # NumPy's OpenBLAS threads keep spinning for up to about 0.1 s after a call, and on a
         # 2-core machine they took a core from whatever was timed next (t_tensor's 1024^3 matmul
         # measured 175 instead of 250 GFLOP/s right after a NumPy product, the same 0.1 s later).
+        # After the pause the vCPUs (and sleeping worker threads) are slow to come back: the first
+        # 128^3 batched products after 0.2 s idle ran at half speed in every library, so each turn
+        # warms up for WARM_SECONDS, untimed, before its timed batch.
         order = [(lib, fn) for lib, fn in (("np", f_np), ("torch", f_torch), ("tt", f_tt)) if fn]
         samples: dict[str, list[float]] = {lib: [] for lib, _ in order}
-        for _, fn in order:
-            fn()  # warm-up: first-call costs are not what we measure
         for round_ in range(repeat):
             shift = round_ % len(order)
             for lib, fn in order[shift:] + order[:shift]:
                 time.sleep(SETTLE_SECONDS)
+                warm_until = time.perf_counter() + WARM_SECONDS
+                fn()  # at least once: first-call costs are not what we measure
+                while time.perf_counter() < warm_until:
+                    fn()
                 samples[lib].append(timeit.timeit(fn, number=number) / number)
         seconds = {lib: statistics.median(samples[lib]) if lib in samples else None for lib in ("np", "torch", "tt")}
         results = {

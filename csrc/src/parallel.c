@@ -51,7 +51,11 @@
  *     every chunk's output, including per-chunk partials in ctx.
  *   - `num_threads` is relaxed: it is a setting read once per region, ordering nothing.
  *   - `in_region` is thread-local: set by every thread around the chunks it runs.
- * Idle workers sleep on `work_cv` (no spinning). Resizing happens under region_lock: more
+ * Idle workers first watch `claim` for a new generation for up to WORKER_SPIN_NS (a relaxed
+ * loop with a pause instruction), then sleep on `work_cv`: ops come in sequences, and waking a
+ * sleeping worker cost tens of microseconds on this VM (exp of 256K floats took 57 us on 2 threads
+ * against 66 on one). The watch is only a shortcut: what the worker does next is decided under
+ * `lock`, as before, so a region published during the watch, or after it, is never missed. Resizing happens under region_lock: more
  * workers are started when the count rises; when it falls, `wanted` is lowered under `lock`,
  * the surplus workers (the highest indices) are woken, exit, and are joined. A thread that
  * cannot be created just leaves the pool smaller. Nothing is joined at exit: idle workers are
@@ -60,6 +64,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tt/tt.h"
@@ -153,11 +158,42 @@ static void run_chunks(uint32_t gen, tt_parallel_fn fn, void *ctx, int64_t n, in
     }
 }
 
+/* How long an idle worker watches for the next region before it sleeps. */
+#define WORKER_SPIN_NS 100000
+
+static int64_t monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Returns when a region newer than `seen` is published in `claim` (acquire: it was stored after
+   the job fields, under `lock`) or WORKER_SPIN_NS have passed. Called without `lock`. */
+static void watch_for_work(uint32_t seen) {
+    const int64_t until = monotonic_ns() + WORKER_SPIN_NS;
+    for (int i = 1;; i++) {
+        if ((uint32_t)(atomic_load_explicit(&claim, memory_order_acquire) >> 32) != seen) {
+            return;
+        }
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        if (i % 64 == 0 && monotonic_ns() >= until) {
+            return;
+        }
+    }
+}
+
 static void *worker_main(void *arg) {
     const int index = (int)(intptr_t)arg;
     uint32_t seen = start_generation[index];   /* regions published after the creation count */
     pthread_mutex_lock(&lock);
     for (;;) {
+        if (generation == seen && index < wanted) {
+            pthread_mutex_unlock(&lock);
+            watch_for_work(seen);
+            pthread_mutex_lock(&lock);
+        }
         while (generation == seen && index < wanted) {
             pthread_cond_wait(&work_cv, &lock);
         }
