@@ -639,3 +639,38 @@ def test_conv2d_direct_small_window(case, bias, threads, kernel):
         lib.tt_gemm_set_kernel(ffi.NULL)
         tt.set_num_threads(before)
 
+
+
+# float32 depthwise convolutions (groups == C_in, any channel multiplier), stride and dilation 1:
+# conv.c's depthwise kernel (16-column chunks of each output row, masked loads at the borders)
+# when the GEMM runs its AVX-512 kernel; the im2col path on any other kernel.
+DEPTHWISE_CASES = [
+    # (x shape, w shape, padding)
+    ((2, 4, 9, 37), (4, 1, 3, 3), 1),
+    ((1, 3, 6, 70), (6, 1, 5, 5), 2),
+    ((2, 5, 4, 16), (5, 1, 1, 7), (0, 3)),
+    ((1, 2, 8, 8), (8, 1, 3, 2), (1, 0)),
+    ((3, 6, 2, 130), (6, 1, 2, 3), 0),
+]
+
+
+@pytest.mark.parametrize("kernel", _gemm_kernels())
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("case", DEPTHWISE_CASES)
+def test_conv2d_depthwise_kernel(case, bias, threads, kernel):
+    from t_tensor._capi import ffi, lib
+
+    x_shape, w_shape, padding = case
+    before = tt.get_num_threads()
+    assert lib.tt_gemm_set_kernel(kernel.encode()) == 0
+    tt.set_num_threads(threads)
+    try:
+        arrays = [data(41, x_shape, tt.float32), data(42, w_shape, tt.float32)]
+        if bias:
+            arrays.append(data(43, (w_shape[0],), tt.float32))
+        run(lambda lib_, *xs: lib_.nn.functional.conv2d(*xs, padding=padding, groups=x_shape[1]), arrays,
+            tt.float32, terms=int(np.prod(w_shape[1:])) + 1)
+    finally:
+        lib.tt_gemm_set_kernel(ffi.NULL)
+        tt.set_num_threads(before)

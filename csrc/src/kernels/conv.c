@@ -358,6 +358,22 @@ typedef struct direct_job {
     int64_t blocks;      /* channel blocks of 16 */
 } direct_job;
 
+/* Lanes l < width of row[ix0 + l] into *v, zero where the column ix0 + l is outside [0, w);
+   0 (and *v untouched) when no lane is inside. Only columns inside the row are read: at the left
+   border the load starts at column 0 and an expand moves it into lanes lo.., so no address
+   before the row is formed either. */
+__attribute__((target("avx512f"))) static inline int load_window(const float *row, int64_t ix0, int64_t width,
+                                                                int64_t w, __m512 *v) {
+    const int64_t lo = ix0 < 0 ? -ix0 : 0;
+    const int64_t hi = w - ix0 < width ? w - ix0 : width;
+    if (hi <= lo) {
+        return 0;
+    }
+    const __mmask16 m = (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+    *v = lo == 0 ? _mm512_maskz_loadu_ps(m, row + ix0) : _mm512_maskz_expandloadu_ps(m, row);
+    return 1;
+}
+
 /* Units are (image, channel block, output row). */
 __attribute__((target("avx512f"))) static void direct_rows(int64_t begin, int64_t end, void *ctx) {
     const direct_job *j = ctx;
@@ -386,18 +402,10 @@ __attribute__((target("avx512f"))) static void direct_rows(int64_t begin, int64_
                     const float *row = j->x + b * g->xs[0] + ci * g->xs[1] + iy * g->xs[2];
                     const float *wt = wb + ((ci * g->kh + ky) * g->kw) * DIRECT_CO;
                     for (int64_t kx = 0; kx < g->kw; kx++, wt += DIRECT_CO) {
-                        /* lanes l < width whose column ix0 + l lies in [0, w) */
-                        const int64_t ix0 = x0 - g->pw + kx;
-                        const int64_t lo = ix0 < 0 ? -ix0 : 0;
-                        const int64_t hi = g->w - ix0 < width ? g->w - ix0 : width;
-                        if (hi <= lo) {
+                        __m512 v;
+                        if (!load_window(row, x0 - g->pw + kx, width, g->w, &v)) {
                             continue;
                         }
-                        const __mmask16 m = (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-                        /* at the left border the load starts at column 0 and an expand moves
-                           it into lanes lo.., so no address before the row is formed */
-                        const __m512 v = lo == 0 ? _mm512_maskz_loadu_ps(m, row + ix0)
-                                                 : _mm512_maskz_expandloadu_ps(m, row);
 #pragma GCC unroll 16
                         for (int c = 0; c < DIRECT_CO; c++) {
                             acc[c] = _mm512_fmadd_ps(v, _mm512_set1_ps(wt[c]), acc[c]);
@@ -441,6 +449,81 @@ static tt_status conv_direct_float32(const conv_geom *g, const float *x, const f
     const int64_t per_unit = g->ow * taps * DIRECT_CO;
     tt_parallel_for(units, ((int64_t)1 << 16) / (per_unit > 0 ? per_unit : 1) + 1, direct_rows, &job);
     free(wpad);
+    return TT_OK;
+}
+
+/* Depthwise (groups == c_in, one input channel per group, `m` output channels each): every output
+   row is its channel's bias plus kh * kw shifted input rows times one weight each. im2col would
+   build a K = kh * kw matrix per channel for a GEMM with a single row; instead each output row is
+   computed in up to DEPTHWISE_CHUNKS chunks of 16 columns at a time (independent sums, so the
+   FMAs of different chunks overlap), with the same masked loads as the direct kernel. Units are
+   (image, output channel, output row). */
+#define DEPTHWISE_CHUNKS 4
+
+static int depthwise_applies(const conv_geom *g) {
+    return g->groups > 1 && g->groups == g->c_in && g->cin_g == 1 && g->sh == 1 && g->sw == 1 && g->dh == 1
+           && g->dw == 1 && g->xs[3] == 1 && g->ow >= 8 && strcmp(tt_gemm_kernel_name(), "avx512") == 0;
+}
+
+typedef struct depthwise_job {
+    const conv_geom *g;
+    const float *x, *w, *bias;
+    float *out;
+} depthwise_job;
+
+__attribute__((target("avx512f"))) static void depthwise_rows(int64_t begin, int64_t end, void *ctx) {
+    const depthwise_job *j = ctx;
+    const conv_geom *g = j->g;
+    const int64_t P = g->oh * g->ow;
+    for (int64_t u = begin; u < end; u++) {
+        const int64_t y = u % g->oh, co = u / g->oh % g->c_out, b = u / g->oh / g->c_out;
+        const int64_t ci = co / g->m;   /* the group's one input channel */
+        const float *plane = j->x + b * g->xs[0] + ci * g->xs[1];
+        const float *wc = j->w + co * g->ws[0];
+        const float bias = j->bias != NULL ? j->bias[co * g->bs] : 0.0f;
+        float *orow = j->out + (b * g->c_out + co) * P + y * g->ow;
+        for (int64_t x0 = 0; x0 < g->ow; x0 += 16 * DEPTHWISE_CHUNKS) {
+            int64_t widths[DEPTHWISE_CHUNKS];
+            __m512 acc[DEPTHWISE_CHUNKS];
+#pragma GCC unroll 4
+            for (int q = 0; q < DEPTHWISE_CHUNKS; q++) {
+                const int64_t left = g->ow - (x0 + 16 * q);
+                widths[q] = left <= 0 ? 0 : left < 16 ? left : 16;
+                acc[q] = _mm512_set1_ps(bias);
+            }
+            for (int64_t ky = 0; ky < g->kh; ky++) {
+                const int64_t iy = y - g->ph + ky;
+                if (iy < 0 || iy >= g->h) {
+                    continue;
+                }
+                const float *row = plane + iy * g->xs[2];
+                for (int64_t kx = 0; kx < g->kw; kx++) {
+                    const __m512 wv = _mm512_set1_ps(wc[ky * g->ws[2] + kx * g->ws[3]]);
+#pragma GCC unroll 4
+                    for (int q = 0; q < DEPTHWISE_CHUNKS; q++) {
+                        __m512 v;
+                        if (widths[q] > 0 && load_window(row, x0 + 16 * q - g->pw + kx, widths[q], g->w, &v)) {
+                            acc[q] = _mm512_fmadd_ps(v, wv, acc[q]);
+                        }
+                    }
+                }
+            }
+#pragma GCC unroll 4
+            for (int q = 0; q < DEPTHWISE_CHUNKS; q++) {
+                if (widths[q] > 0) {
+                    _mm512_mask_storeu_ps(orow + x0 + 16 * q, (__mmask16)((1u << widths[q]) - 1u), acc[q]);
+                }
+            }
+        }
+    }
+}
+
+static tt_status conv_depthwise_float32(const conv_geom *g, const float *x, const float *w, const float *bias,
+                                        float *out) {
+    depthwise_job job = {g, x, w, bias, out};
+    const int64_t per_unit = g->ow * g->kh * g->kw;
+    tt_parallel_for(g->n * g->c_out * g->oh, ((int64_t)1 << 15) / (per_unit > 0 ? per_unit : 1) + 1, depthwise_rows,
+                    &job);
     return TT_OK;
 }
 #endif
@@ -505,6 +588,10 @@ tt_status tt_conv2d(int dtype,
 #if TT_HAVE_X86
     if (dtype == TT_FLOAT32 && direct_applies(&g)) {
         return conv_direct_float32(&g, (const float *)x, (const float *)weight, (const float *)bias, (float *)out);
+    }
+    if (dtype == TT_FLOAT32 && depthwise_applies(&g)) {
+        return conv_depthwise_float32(&g, (const float *)x, (const float *)weight, (const float *)bias,
+                                      (float *)out);
     }
 #endif
     switch (dtype) {
