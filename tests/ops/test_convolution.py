@@ -601,7 +601,7 @@ def test_conv_blocking_edges_on_every_micro_kernel(kernel, threads, dtype):
 
 
 # ---------------------------------------------------------------------- the direct kernel
-# float32, groups 1, stride and dilation 1, at most 32 taps per window: conv.c's direct AVX-512
+# float32, groups 1, stride and dilation 1, at most 160 taps per window: conv.c's direct AVX-512
 # kernel (16 output channels in registers, masked loads at the borders) when the GEMM runs its
 # AVX-512 kernel; the im2col path on any other kernel. Both must match torch.
 
@@ -615,6 +615,10 @@ DIRECT_CASES = [
     ((2, 32, 4, 18), (5, 32, 1, 1), 0),
     ((1, 3, 12, 70), (33, 3, 3, 3), 0),
     ((2, 1, 1, 50), (7, 1, 1, 9), (0, 4)),
+    ((2, 16, 5, 20), (18, 16, 3, 3), 1),     # 144 taps, a second channel block of 2
+    ((1, 6, 9, 17), (16, 6, 5, 5), 0),       # 150 taps
+    ((1, 10, 3, 24), (3, 10, 4, 4), (1, 2)),  # the 160-tap limit
+    ((1, 161, 2, 9), (4, 161, 1, 1), 0),     # one past it: im2col
 ]
 
 
