@@ -98,6 +98,7 @@ from t_tensor.elementwise import (
     acos,
     acosh,
     add,
+    allclose,
     asin,
     asinh,
     atan,
@@ -134,6 +135,7 @@ from t_tensor.elementwise import (
     hardtanh,
     hardtanh_,
     hypot,
+    isclose,
     isfinite,
     isinf,
     isnan,
@@ -446,6 +448,7 @@ __all__ = [
     "hypot", "copysign", "logaddexp", "logaddexp2", "fmod", "bitwise_left_shift", "bitwise_right_shift",
     "where", "clamp", "clip", "clamp_min", "clamp_max", "lerp", "signbit", "positive", "exp2", "logit",
     "gelu", "silu", "softplus", "leaky_relu", "leaky_relu_", "elu", "elu_", "hardtanh", "hardtanh_",
+    "isclose", "allclose",
     # manipulation
     "astype",
     "atleast_1d",

@@ -194,6 +194,20 @@ def training_digits() -> None:
     show("test accuracy after 5 epochs", f"{accuracy:.3f} (30 epochs: > 0.97; see the example)")
 
 
+def compiled_graph() -> None:
+    heading("12. tt.compile: trace, optimize, plan every intermediate in one arena")
+    tt.manual_seed(0)
+    model = tt.nn.Sequential(tt.nn.Linear(64, 128), tt.nn.ReLU(), tt.nn.Linear(128, 10))
+    x = tt.randn(32, 64)
+    traced = tt.compile(model, (x,))
+    compiled = tt.compile(model, (x,), arena=True, optimize=True)
+    ops = ", ".join(sorted({node.op_type for node in compiled.graph.nodes}))
+    show("nodes traced -> optimized", f"{len(traced.graph.nodes)} -> {len(compiled.graph.nodes)} ({ops})")
+    with tt.no_grad():
+        same = tt.allclose(compiled(x), model(x), atol=1e-5)
+    show("compiled(x) matches model(x)", same)
+
+
 def main() -> None:
     print(f"t_tensor {tt.__version__}: a tour of storage, views, memory and operations")
     for section in (
@@ -208,6 +222,7 @@ def main() -> None:
         reductions_indexing_linalg,
         autograd_graph,
         training_digits,
+        compiled_graph,
     ):
         section()
 

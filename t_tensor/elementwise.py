@@ -52,6 +52,8 @@ __all__ = [
     "logical_not", "isnan", "isinf", "isfinite", "signbit", "positive", "exp2", "logit",
     # activations (torch.nn.functional's signatures)
     "gelu", "silu", "softplus", "leaky_relu", "leaky_relu_", "elu", "elu_", "hardtanh", "hardtanh_",
+    # closeness
+    "isclose", "allclose",
 ]
 
 
@@ -1169,6 +1171,55 @@ def hardtanh_(input: Any, min_val: float = -1.0, max_val: float = 1.0) -> Any:
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
+# ---------------------------------------------------------------------- closeness
+
+
+def isclose(input: Any, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Any:
+    """Where ``|input - other| <= atol + rtol * |other|`` (broadcast; ``torch.isclose``).
+
+    Equal values are close (infinities of one sign too), NaN is close to NaN only with
+    ``equal_nan``. Both tensors must have one dtype; bool and integer values are compared as
+    numbers (in float64, so a difference cannot wrap around), as torch does.
+
+    >>> import t_tensor as tt
+    >>> tt.isclose(tt.tensor([1.0, 2.0, float("inf")]), tt.tensor([1.0 + 1e-9, 2.1, float("inf")])).tolist()
+    [True, False, True]
+    """
+    fn = "isclose"
+    if not isinstance(input, TensorImpl) or not isinstance(other, TensorImpl):
+        raise TypeError(f"{fn}: expected two tensors, got {type(input).__name__} and {type(other).__name__}")
+    if input._dtype is not other._dtype:
+        raise RuntimeError(f"{fn}: {input._dtype.name} did not match {other._dtype.name}")
+    if rtol < 0:
+        raise RuntimeError(f"{fn}: rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"{fn}: atol must be greater than or equal to zero, but got {atol}")
+    from t_tensor.autograd.grad_mode import no_grad
+
+    with no_grad():
+        close = eq(input, other)
+        if input._dtype.is_floating_point:
+            a, b = input, other
+        else:  # bool and integers: the difference in float64, where it cannot wrap around
+            a, b = input.to(dtypes.float64), other.to(dtypes.float64)
+        diff = abs(sub(a, b))
+        allowed = add(mul(abs(b), rtol), atol)
+        close = logical_or(close, logical_and(isfinite(diff), le(diff, allowed)))
+        if equal_nan:
+            close = logical_or(close, logical_and(isnan(a), isnan(b)))
+        return close
+
+
+def allclose(input: Any, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    """True when every element of :func:`isclose` is (``torch.allclose``).
+
+    >>> import t_tensor as tt
+    >>> tt.allclose(tt.tensor([1.0, 2.0]), tt.tensor([1.0, 2.000001])), tt.allclose(tt.ones(2), tt.zeros(2))
+    (True, False)
+    """
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
 # ---------------------------------------------------------------------- Tensor methods and operators
 
 
@@ -1336,6 +1387,10 @@ class ElementwiseOps:
     def bitwise_not(self, *, out=None): return unary("bitwise_not", self, out)
     def logical_not(self, *, out=None): return unary("logical_not", self, out)
     def isnan(self): return unary("isnan", self)
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False): return isclose(self, other, rtol, atol,
+                                                                                    equal_nan)
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False): return allclose(self, other, rtol, atol,
+                                                                                      equal_nan)
     def isinf(self): return unary("isinf", self)
     def isfinite(self): return unary("isfinite", self)
     def signbit(self, *, out=None): return unary("signbit", self, out)

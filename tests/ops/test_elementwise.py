@@ -1397,3 +1397,58 @@ def test_activation_errors_match_torch(fn, exc, match):
 def test_hardtanh_truncates_integer_limits_like_torch(dtype, limits):
     x = sample(dtype, (2, 5), "real", 5)
     check([x], lambda lib, t: (torch.nn.functional if lib is torch else tt).hardtanh(t, *limits))
+
+
+# ---------------------------------------------------------------------- isclose / allclose
+
+CLOSE_DTYPES = [np.float16, np.float32, np.float64, np.int8, np.int32, np.int64, np.uint8, np.bool_]
+
+
+def _close_values(rng: np.random.Generator, shape: tuple[int, ...], dtype) -> tuple[np.ndarray, np.ndarray]:
+    """A pair where about half the elements are nearly equal, with NaN and infinities for floats."""
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5, rng.random(shape) < 0.5
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        a = rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=dtype)
+        step = rng.integers(-2, 3, size=shape)
+        b = np.clip(a.astype(np.int64) + step, info.min, info.max).astype(dtype)
+        return a, np.where(rng.random(shape) < 0.3, rng.integers(info.min, info.max, size=shape, dtype=dtype), b)
+    a = rng.standard_normal(shape) * 10
+    b = a * (1 + rng.choice([0.0, 1e-7, 1e-5, 1e-3, 0.1], size=shape)) + rng.choice([0.0, 1e-9, 1e-6], size=shape)
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0])
+    a = np.where(rng.random(shape) < 0.15, rng.choice(specials, size=shape), a)
+    b = np.where(rng.random(shape) < 0.15, rng.choice(specials, size=shape), b)
+    return a.astype(dtype), b.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", CLOSE_DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("tolerances", [(1e-05, 1e-08), (1e-3, 0.0), (0.0, 1.0), (0.1, 2.0)])
+@pytest.mark.parametrize("equal_nan", [False, True])
+@pytest.mark.parametrize("shapes", [((5, 7), (5, 7)), ((3, 1, 4), (2, 4)), ((), (6,))])
+def test_isclose_and_allclose_match_torch(dtype, tolerances, equal_nan, shapes):
+    rng = np.random.default_rng(hash((np.dtype(dtype).name, tolerances, equal_nan, shapes)) % 2**32)
+    a, _ = _close_values(rng, shapes[0], dtype)
+    _, b = _close_values(rng, shapes[1], dtype)
+    a, b = np.asarray(a), np.asarray(b)  # 0-d draws come back as NumPy scalars
+    rtol, atol = tolerances
+    helper_test_op([a, b], lambda x, y: tt.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan),
+                   lambda x, y: torch.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan), ref="torch")
+    helper_test_op([a, b], lambda x, y: x.isclose(y, rtol, atol, equal_nan),
+                   lambda x, y: x.isclose(y, rtol, atol, equal_nan), ref="torch")
+    for x, y in [(a, b), (a, a)]:
+        want = torch.allclose(torch.from_numpy(np.array(x)), torch.from_numpy(np.array(y)), rtol, atol, equal_nan)
+        assert tt.allclose(tt.tensor(x), tt.tensor(y), rtol, atol, equal_nan) is want
+        assert tt.tensor(x).allclose(tt.tensor(y), rtol, atol, equal_nan) is want
+
+
+@pytest.mark.parametrize("case", [
+    ([np.ones(2, np.float32), np.ones(2, np.int64)], {}, RuntimeError, r"^isclose: float32 did not match int64"),
+    ([np.ones(2), np.ones(2)], {"rtol": -1.0}, RuntimeError, r"^isclose: rtol must be greater than or equal to zero"),
+    ([np.ones(2), np.ones(2)], {"atol": -1.0}, RuntimeError, r"^isclose: atol must be greater than or equal to zero"),
+    ([np.ones(2), np.ones(3)], {}, RuntimeError, r"^(eq|isclose): "),
+])
+def test_isclose_errors(case):
+    arrays, kwargs, exception, match = case
+    helper_test_exception(arrays, lambda x, y: tt.isclose(x, y, **kwargs),
+                          lambda x, y: torch.isclose(x, y, **kwargs), exception=exception, match=match)
