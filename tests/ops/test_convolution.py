@@ -600,25 +600,34 @@ def test_conv_blocking_edges_on_every_micro_kernel(kernel, threads, dtype):
         tt.set_num_threads(before)
 
 
-# ---------------------------------------------------------------------- the direct kernel
-# float32, groups 1, stride and dilation 1, at most 160 taps per window: conv.c's direct AVX-512
-# kernel (16 output channels in registers, masked loads at the borders) when the GEMM runs its
-# AVX-512 kernel; the im2col path on any other kernel. Both must match torch.
+# ---------------------------------------------------------------------- the direct kernels
+# float32, stride and dilation 1, when the GEMM runs its AVX-512 kernel (the im2col path on any
+# other kernel; both must match torch):
+# * groups 1 with at most 160 taps per window: conv.c's direct kernel (16 output channels in
+#   registers, masked loads at the borders);
+# * depthwise (groups == C_in, any channel multiplier): conv.c's depthwise kernel (16-column chunks
+#   of each output row).
 
 DIRECT_CASES = [
-    # (x shape, w shape, padding): rows narrower and wider than 16 columns, c_out below, at and past
-    # 16, paddings up to the kernel's reach, kernels from 1x1 to the 32-tap limit, conv1d's shape
-    ((2, 3, 17, 40), (20, 3, 3, 3), 1),
-    ((1, 1, 9, 8), (6, 1, 5, 5), 2),
-    ((3, 2, 5, 33), (16, 2, 3, 5), (0, 2)),
-    ((1, 4, 6, 19), (17, 4, 2, 4), (1, 3)),
-    ((2, 32, 4, 18), (5, 32, 1, 1), 0),
-    ((1, 3, 12, 70), (33, 3, 3, 3), 0),
-    ((2, 1, 1, 50), (7, 1, 1, 9), (0, 4)),
-    ((2, 16, 5, 20), (18, 16, 3, 3), 1),     # 144 taps, a second channel block of 2
-    ((1, 6, 9, 17), (16, 6, 5, 5), 0),       # 150 taps
-    ((1, 10, 3, 24), (3, 10, 4, 4), (1, 2)),  # the 160-tap limit
-    ((1, 161, 2, 9), (4, 161, 1, 1), 0),     # one past it: im2col
+    # (x shape, w shape, padding, groups): rows narrower and wider than 16 columns, c_out below, at
+    # and past 16, paddings up to the kernel's reach, kernels from 1x1 to the 160-tap limit
+    ((2, 3, 17, 40), (20, 3, 3, 3), 1, 1),
+    ((1, 1, 9, 8), (6, 1, 5, 5), 2, 1),
+    ((3, 2, 5, 33), (16, 2, 3, 5), (0, 2), 1),
+    ((1, 4, 6, 19), (17, 4, 2, 4), (1, 3), 1),
+    ((2, 32, 4, 18), (5, 32, 1, 1), 0, 1),
+    ((1, 3, 12, 70), (33, 3, 3, 3), 0, 1),
+    ((2, 1, 1, 50), (7, 1, 1, 9), (0, 4), 1),
+    ((2, 16, 5, 20), (18, 16, 3, 3), 1, 1),      # 144 taps, a second channel block of 2
+    ((1, 6, 9, 17), (16, 6, 5, 5), 0, 1),        # 150 taps
+    ((1, 10, 3, 24), (3, 10, 4, 4), (1, 2), 1),  # the 160-tap limit
+    ((1, 161, 2, 9), (4, 161, 1, 1), 0, 1),      # one past it: im2col
+    # depthwise
+    ((2, 4, 9, 37), (4, 1, 3, 3), 1, 4),
+    ((1, 3, 6, 70), (6, 1, 5, 5), 2, 3),
+    ((2, 5, 4, 16), (5, 1, 1, 7), (0, 3), 5),
+    ((1, 2, 8, 8), (8, 1, 3, 2), (1, 0), 2),
+    ((3, 6, 2, 130), (6, 1, 2, 3), 0, 6),
 ]
 
 
@@ -626,10 +635,10 @@ DIRECT_CASES = [
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("case", DIRECT_CASES)
-def test_conv2d_direct_small_window(case, bias, threads, kernel):
+def test_conv2d_direct_kernels(case, bias, threads, kernel):
     from t_tensor._capi import ffi, lib
 
-    x_shape, w_shape, padding = case
+    x_shape, w_shape, padding, groups = case
     before = tt.get_num_threads()
     assert lib.tt_gemm_set_kernel(kernel.encode()) == 0
     tt.set_num_threads(threads)
@@ -637,44 +646,8 @@ def test_conv2d_direct_small_window(case, bias, threads, kernel):
         arrays = [data(21, x_shape, tt.float32), data(22, w_shape, tt.float32)]
         if bias:
             arrays.append(data(23, (w_shape[0],), tt.float32))
-        run(lambda lib_, *xs: lib_.nn.functional.conv2d(*xs, padding=padding), arrays, tt.float32,
+        run(lambda lib_, *xs: lib_.nn.functional.conv2d(*xs, padding=padding, groups=groups), arrays, tt.float32,
             terms=int(np.prod(w_shape[1:])) + 1)
-    finally:
-        lib.tt_gemm_set_kernel(ffi.NULL)
-        tt.set_num_threads(before)
-
-
-
-# float32 depthwise convolutions (groups == C_in, any channel multiplier), stride and dilation 1:
-# conv.c's depthwise kernel (16-column chunks of each output row, masked loads at the borders)
-# when the GEMM runs its AVX-512 kernel; the im2col path on any other kernel.
-DEPTHWISE_CASES = [
-    # (x shape, w shape, padding)
-    ((2, 4, 9, 37), (4, 1, 3, 3), 1),
-    ((1, 3, 6, 70), (6, 1, 5, 5), 2),
-    ((2, 5, 4, 16), (5, 1, 1, 7), (0, 3)),
-    ((1, 2, 8, 8), (8, 1, 3, 2), (1, 0)),
-    ((3, 6, 2, 130), (6, 1, 2, 3), 0),
-]
-
-
-@pytest.mark.parametrize("kernel", _gemm_kernels())
-@pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("bias", [True, False])
-@pytest.mark.parametrize("case", DEPTHWISE_CASES)
-def test_conv2d_depthwise_kernel(case, bias, threads, kernel):
-    from t_tensor._capi import ffi, lib
-
-    x_shape, w_shape, padding = case
-    before = tt.get_num_threads()
-    assert lib.tt_gemm_set_kernel(kernel.encode()) == 0
-    tt.set_num_threads(threads)
-    try:
-        arrays = [data(41, x_shape, tt.float32), data(42, w_shape, tt.float32)]
-        if bias:
-            arrays.append(data(43, (w_shape[0],), tt.float32))
-        run(lambda lib_, *xs: lib_.nn.functional.conv2d(*xs, padding=padding, groups=x_shape[1]), arrays,
-            tt.float32, terms=int(np.prod(w_shape[1:])) + 1)
     finally:
         lib.tt_gemm_set_kernel(ffi.NULL)
         tt.set_num_threads(before)
