@@ -336,19 +336,14 @@ CONV_DTYPES(DEFINE_CONV)
 #define DIRECT_MAX_TAPS 160
 #define DIRECT_CO 16
 
-static int direct_applies(const conv_geom *g) {
 #if TT_HAVE_X86
+#include <immintrin.h>
+
+static int direct_applies(const conv_geom *g) {
     return g->groups == 1 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 && g->xs[3] == 1
            && g->cin_g * g->kh * g->kw <= DIRECT_MAX_TAPS && g->ow >= 8
            && strcmp(tt_gemm_kernel_name(), "avx512") == 0;
-#else
-    (void)g;
-    return 0;
-#endif
 }
-
-#if TT_HAVE_X86
-#include <immintrin.h>
 
 typedef struct direct_job {
     const conv_geom *g;
@@ -394,7 +389,7 @@ __attribute__((target("avx512f"))) static void direct_rows(int64_t begin, int64_
             for (int c = 0; c < DIRECT_CO; c++) {
                 acc[c] = _mm512_set1_ps(bb[c]);
             }
-            for (int64_t ci = 0; ci < g->cin_g; ci++) {
+            for (int64_t ci = 0; ci < g->cin_g && j->x != NULL; ci++) {   /* no x: an empty input */
                 for (int64_t ky = 0; ky < g->kh; ky++) {
                     const int64_t iy = y - g->ph + ky;
                     if (iy < 0 || iy >= g->h) {
@@ -479,7 +474,7 @@ __attribute__((target("avx512f"))) static void depthwise_rows(int64_t begin, int
     for (int64_t u = begin; u < end; u++) {
         const int64_t y = u % g->oh, co = u / g->oh % g->c_out, b = u / g->oh / g->c_out;
         const int64_t ci = co / g->m;   /* the group's one input channel */
-        const float *plane = j->x + b * g->xs[0] + ci * g->xs[1];
+        const float *plane = j->x != NULL ? j->x + b * g->xs[0] + ci * g->xs[1] : NULL;
         const float *wc = j->w + co * g->ws[0];
         const float bias = j->bias != NULL ? j->bias[co * g->bs] : 0.0f;
         float *orow = j->out + (b * g->c_out + co) * P + y * g->ow;
@@ -492,7 +487,7 @@ __attribute__((target("avx512f"))) static void depthwise_rows(int64_t begin, int
                 widths[q] = left <= 0 ? 0 : left < 16 ? left : 16;
                 acc[q] = _mm512_set1_ps(bias);
             }
-            for (int64_t ky = 0; ky < g->kh; ky++) {
+            for (int64_t ky = 0; ky < g->kh && j->x != NULL; ky++) {   /* no x: an empty input */
                 const int64_t iy = y - g->ph + ky;
                 if (iy < 0 || iy >= g->h) {
                     continue;
