@@ -33,38 +33,9 @@ import t_tensor as tt  # noqa: E402
 from t_tensor import onnx as tt_onnx  # noqa: E402
 from t_tensor.graph import ArenaExecutor  # noqa: E402
 from tests.graph.onnx_export import export_to_onnx  # noqa: E402 - the tests' exporter
+from tests.graph.torch_models import EncoderBlock, ResBlock  # noqa: E402 - the tests' models
 
 nn = torch.nn
-
-
-class ResBlock(nn.Module):
-    def __init__(self, c: int) -> None:
-        super().__init__()
-        self.conv1, self.bn1 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
-        self.conv2, self.bn2 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
-
-    def forward(self, x):
-        y = torch.relu(self.bn1(self.conv1(x)))
-        return torch.relu(x + self.bn2(self.conv2(y)))
-
-
-class Encoder(nn.Module):
-    """A pre-norm transformer encoder block: multi-head self-attention and a GELU MLP."""
-
-    def __init__(self, d: int = 64, heads: int = 4) -> None:
-        super().__init__()
-        self.heads = heads
-        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
-        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
-
-    def forward(self, x):
-        b, t, d = x.shape
-        q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
-        q, k, v = (z.reshape(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
-        att = torch.softmax(q @ k.transpose(-2, -1) / (d // self.heads) ** 0.5, dim=-1) @ v
-        x = x + self.proj(att.transpose(1, 2).reshape(b, t, d))
-        return x + self.mlp(self.ln2(x))
 
 
 def models() -> dict:
@@ -81,7 +52,7 @@ def models() -> dict:
                                           nn.Conv2d(64, 64, 3, padding=1, groups=64), nn.BatchNorm2d(64), nn.ReLU6(),
                                           nn.Conv2d(64, 16, 1), nn.BatchNorm2d(16), nn.AdaptiveAvgPool2d(1),
                                           nn.Flatten(), nn.Linear(16, 10)), (8, 16, 32, 32)),
-        "encoder_block": (Encoder(), (8, 32, 64)),
+        "encoder_block": (EncoderBlock(d=64, heads=4, mlp_ratio=4), (8, 32, 64)),
     }
 
 

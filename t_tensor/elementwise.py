@@ -33,6 +33,7 @@ from t_tensor import dtypes
 from t_tensor import strides as S
 from t_tensor._capi import check, lib
 from t_tensor.autograd.grad_mode import STATE as _GRAD
+from t_tensor.autograd.grad_mode import no_grad as _no_grad
 from t_tensor.autograd.graph import bump_version
 from t_tensor.dtypes import DType
 from t_tensor.tensor_impl import TensorImpl, wrap_new
@@ -1194,9 +1195,7 @@ def isclose(input: Any, other: Any, rtol: float = 1e-05, atol: float = 1e-08, eq
         raise RuntimeError(f"{fn}: rtol must be greater than or equal to zero, but got {rtol}")
     if atol < 0:
         raise RuntimeError(f"{fn}: atol must be greater than or equal to zero, but got {atol}")
-    from t_tensor.autograd.grad_mode import no_grad
-
-    with no_grad():
+    with _no_grad():
         close = eq(input, other)
         if input._dtype.is_floating_point:
             a, b = input, other

@@ -17,6 +17,7 @@ import t_tensor as tt  # noqa: E402
 import t_tensor.onnx as tt_onnx  # noqa: E402
 from t_tensor.graph import KERNELS  # noqa: E402
 from tests.graph.onnx_export import export_to_onnx  # noqa: E402
+from tests.graph.torch_models import EncoderBlock, ResBlock  # noqa: E402
 
 F32 = TensorProto.FLOAT
 
@@ -150,19 +151,6 @@ def test_shape_mismatch_in_a_model_names_node_op_and_shapes():
 
 
 # -- models exported from PyTorch ---------------------------------------------------------------
-class ResBlock(torch.nn.Module):
-    def __init__(self, c):
-        super().__init__()
-        self.conv1 = torch.nn.Conv2d(c, c, 3, padding=1, bias=False)
-        self.bn1 = torch.nn.BatchNorm2d(c)
-        self.conv2 = torch.nn.Conv2d(c, c, 3, padding=1, bias=False)
-        self.bn2 = torch.nn.BatchNorm2d(c)
-
-    def forward(self, x):
-        y = torch.relu(self.bn1(self.conv1(x)))
-        return torch.relu(x + self.bn2(self.conv2(y)))
-
-
 def mlp():
     return torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(12, 16), torch.nn.ReLU(), torch.nn.Dropout(0.1),
                                torch.nn.Linear(16, 8), torch.nn.GELU(), torch.nn.Linear(8, 3),
@@ -189,26 +177,6 @@ def depthwise_block():
         torch.nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=8), torch.nn.BatchNorm2d(8), torch.nn.ReLU6(),
         torch.nn.Conv2d(8, 6, 1), torch.nn.BatchNorm2d(6),
         torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(6, 4)), (2, 4, 12, 12)
-
-
-class EncoderBlock(torch.nn.Module):
-    """A pre-norm transformer encoder block: multi-head self-attention and a GELU MLP."""
-
-    def __init__(self, d=16, heads=4):
-        super().__init__()
-        self.heads = heads
-        self.qkv = torch.nn.Linear(d, 3 * d)
-        self.proj = torch.nn.Linear(d, d)
-        self.ln1, self.ln2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
-        self.mlp = torch.nn.Sequential(torch.nn.Linear(d, 2 * d), torch.nn.GELU(), torch.nn.Linear(2 * d, d))
-
-    def forward(self, x):
-        b, t, d = x.shape
-        q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
-        q, k, v = (z.reshape(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
-        att = torch.softmax(q @ k.transpose(-2, -1) / (d // self.heads) ** 0.5, dim=-1) @ v
-        x = x + self.proj(att.transpose(1, 2).reshape(b, t, d))
-        return x + self.mlp(self.ln2(x))
 
 
 def encoder_block():
