@@ -223,11 +223,15 @@ def _aliases_safely(out: TensorImpl, tensor: TensorImpl, strides: tuple[int, ...
     before it is written, which is how in-place ops work)."""
     if not out._overlaps(tensor):
         return True
-    return tensor._offset == out._offset and strides == out._strides and tensor._dtype is out._dtype
+    return tensor.data_ptr() == out.data_ptr() and strides == out._strides and tensor._dtype is out._dtype
 
 
-def _output(fn: str, shape: tuple[int, ...], dtype: DType, out: Any, template: TensorImpl, inputs) -> tuple:
-    """The tensor the kernel writes, and the `out` tensor to copy it into afterwards (or None)."""
+def _output(
+    fn: str, shape: tuple[int, ...], dtype: DType, out: Any, template: TensorImpl, inputs, may_fail: bool = False
+) -> tuple:
+    """The tensor the kernel writes, and the `out` tensor to copy it into afterwards (or None).
+    `may_fail`: the kernel can stop with an error after writing part of its output (an integer
+    division by zero), so it writes a fresh tensor and `out` is only touched on success."""
     if out is None:
         return type(template)._empty(shape, dtype, fn), None
     if not isinstance(out, TensorImpl):
@@ -240,7 +244,7 @@ def _output(fn: str, shape: tuple[int, ...], dtype: DType, out: Any, template: T
         raise RuntimeError(f"{fn}: result type {dtype.name} can't be cast to the desired output type {out._dtype.name}")
     out._check_writable(fn)
     bump_version(out)  # an in-place write: autograd's saved copies of `out` are now stale
-    if out._dtype is dtype and all(_aliases_safely(out, t, s) for t, s in inputs):
+    if not may_fail and out._dtype is dtype and all(_aliases_safely(out, t, s) for t, s in inputs):
         return out, None
     return type(template)._empty(shape, dtype, fn), out
 
@@ -289,19 +293,15 @@ _FAST_UNARY = {
 _prod = _math.prod
 _binary_new = lib.tt_binary_new
 _binary_scalar_new = lib.tt_binary_scalar_new
+_binary_contiguous = lib.tt_binary_contiguous
+_binary_scalar_contiguous = lib.tt_binary_scalar_contiguous
 _unary_new = lib.tt_unary_new
 _scalar_new = lib.tt_scalar_new
 
 
-def _fast_scalar(fn: str, a: Any, b: Any):
-    """`fn` of a contiguous tensor and a Python int or float (either side) in one C call, or None
-    to take the general path."""
-    if isinstance(a, TensorImpl):
-        tensor, number, first = a, b, 0
-    elif isinstance(b, TensorImpl):
-        tensor, number, first = b, a, 1
-    else:
-        return None
+def _fast_scalar(fn: str, tensor: TensorImpl, number: Any, first: int):
+    """`fn` of a contiguous tensor and a Python int or float in one C call (`first` is 1 when the
+    number is the left operand), or None to take the general path."""
     dtype = tensor._dtype
     kind = type(number)
     if kind is float:
@@ -319,25 +319,97 @@ def _fast_scalar(fn: str, a: Any, b: Any):
     return wrap_new(type(tensor), ptr, tensor._shape, tensor._strides, entry[1]) if ptr else None
 
 
-def binary(fn: str, a: Any, b: Any, out: Any = None) -> Any:
-    """Run the binary op `fn` ("add", "lt", ...) with broadcasting, promotion and optional `out`."""
-    if out is None:
+def _make_operator(fn: str):
+    """``fn(a, b)`` without `out`: the function behind ``a + b`` and friends, and what `binary`
+    runs when there is no `out`. The same-layout fast path is written out inside it (not called)
+    because a Python call is a tenth of a tiny op's cost."""
+    row = _FAST_BINARY[fn]
+
+    def operator(a: Any, b: Any) -> Any:
         if type(a) is type(b) and isinstance(a, TensorImpl):
-            # The fast path for two tensors (see above), inlined: it is the commonest call.
             dtype = a._dtype
             if b._dtype is dtype and a._shape == b._shape and (a._ag is b._ag is None or not _GRAD.enabled) and (
                 a._dense or a._is_dense()
             ) and (b._dense or b._is_dense()):
-                entry = _FAST_BINARY[fn][dtype.code]
+                entry = row[dtype.code]
                 if entry is not None:
-                    ptr = _binary_new(entry[0], _prod(a._shape), a._storage._data + a._offset * dtype.itemsize,
-                                      b._storage._data + b._offset * dtype.itemsize, dtype.code, entry[1].code)
+                    itemsize = dtype.itemsize
+                    ptr = _binary_new(entry[0], _prod(a._shape), a._storage._data + a._offset * itemsize,
+                                      b._storage._data + b._offset * itemsize, dtype.code, entry[1].code)
                     if ptr:
                         return wrap_new(type(a), ptr, a._shape, a._strides, entry[1])
-        else:
-            result = _fast_scalar(fn, a, b)
+        elif isinstance(a, TensorImpl):
+            result = _fast_scalar(fn, a, b, 0)
             if result is not None:
                 return result
+        elif isinstance(b, TensorImpl):
+            result = _fast_scalar(fn, b, a, 1)
+            if result is not None:
+                return result
+        return _binary_general(fn, a, b, None)
+
+    operator.__name__ = operator.__qualname__ = fn
+    return operator
+
+
+def binary(fn: str, a: Any, b: Any, out: Any = None) -> Any:
+    """Run the binary op `fn` ("add", "lt", ...) with broadcasting, promotion and optional `out`."""
+    if out is None:
+        return _OPERATORS[fn](a, b)
+    if out is a and (out._ag is None or not _GRAD.enabled) and (out._dense or out._is_dense()):
+        done = _fast_inplace(fn, out, b)
+        if done is not None:
+            return done
+    return _binary_general(fn, a, b, out)
+
+
+# Integer kernels that can stop on a zero divisor after writing part of their output.
+_INTEGER_DIVISIONS = frozenset({"floor_divide", "remainder", "fmod"})
+
+
+def _fast_inplace(fn: str, out: TensorImpl, b: Any):
+    """``out = fn(out, b)`` in one C call, for a contiguous `out` (not recording grad) and `b` a
+    Python number or a contiguous tensor of out's shape and dtype that does not partly overlap
+    it (optimizer updates, gradient accumulation); None to take the general path. The entry
+    must compute in out's dtype and give it (so comparisons, which give bool, are left out)."""
+    dtype = out._dtype
+    if fn in _INTEGER_DIVISIONS and dtype.kind in "iu":
+        return None  # the general path keeps `out` untouched when a divisor is zero
+    itemsize = dtype.itemsize
+    address = out._storage._data + out._offset * itemsize
+    kind = type(b)
+    if kind is float or kind is int:
+        if kind is float:
+            entry = _FAST_SCALAR_FLOAT[fn][dtype.code]
+        elif _INT64_MIN <= b <= _INT64_MAX:
+            entry = _FAST_SCALAR_INT[fn][dtype.code]
+        else:
+            return None
+        if entry is None or entry[1] is not dtype:
+            return None
+        is_int = kind is int
+        status = _binary_scalar_contiguous(entry[0], _prod(out._shape), address, b if is_int else 0,
+                                           0.0 if is_int else b, is_int, 0, address, dtype.code)
+    elif type(b) is type(out):
+        entry = _FAST_BINARY[fn][dtype.code]
+        if entry is None or entry[1] is not dtype or b._dtype is not dtype or b._shape != out._shape or not (
+            b._dense or b._is_dense()
+        ) or (b._ag is not None and _GRAD.enabled):
+            return None
+        n = _prod(out._shape)
+        b_address = b._storage._data + b._offset * itemsize
+        if b_address != address and _builtins.abs(b_address - address) < n * itemsize:
+            return None  # partly overlapping: the general path copies
+        status = _binary_contiguous(entry[0], n, address, b_address, address, dtype.code)
+    else:
+        return None
+    bump_version(out)  # an in-place write: autograd's saved copies of `out` are now stale
+    check(status, fn)
+    return out
+
+
+def _binary_general(fn: str, a: Any, b: Any, out: Any) -> Any:
+    """`binary` for every case the fast paths leave: grad, broadcasting, promotion, strides, out."""
     if _GRAD.enabled and (_requires_grad(a) or _requires_grad(b)):
         return _autograd_functions().binary(fn, a, b, out)
     op = _BINARY[fn]
@@ -361,13 +433,17 @@ def binary(fn: str, a: Any, b: Any, out: Any = None) -> Any:
     a, a_strides = _as_input(a, dtype, shape, template, fn)
     b, b_strides = _as_input(b, dtype, shape, template, fn)
     result_dtype = dtypes.bool if op.gives == "bool" else dtype
-    result, copy_to = _output(fn, shape, result_dtype, out, template, ((a, a_strides), (b, b_strides)))
+    may_fail = fn in _INTEGER_DIVISIONS and dtype.kind in "iu"
+    result, copy_to = _output(fn, shape, result_dtype, out, template, ((a, a_strides), (b, b_strides)), may_fail)
     status = lib.tt_binary(
         op.code, len(shape), shape, a.data_ptr(), a_strides, b.data_ptr(), b_strides,
         result.data_ptr(), result._strides, dtype.code,
     )
     check(status, fn)
     return result if copy_to is None else copy_to.copy_(result)
+
+
+_OPERATORS = {fn: _make_operator(fn) for fn in _BINARY}
 
 
 def _requires_grad(value: Any) -> bool:
@@ -1233,46 +1309,46 @@ class ElementwiseOps:
     __array_priority__ = 1000  # NumPy defers to our reflected operators: ndarray + Tensor is a Tensor
 
     # arithmetic
-    def __add__(self, other): return binary("add", self, other)
-    def __radd__(self, other): return binary("add", other, self)
+    __add__ = _OPERATORS["add"]
+    def __radd__(self, other): return _OPERATORS["add"](other, self)
     def __iadd__(self, other): return binary("add", self, other, self)
-    def __sub__(self, other): return binary("sub", self, other)
-    def __rsub__(self, other): return binary("sub", other, self)
+    __sub__ = _OPERATORS["sub"]
+    def __rsub__(self, other): return _OPERATORS["sub"](other, self)
     def __isub__(self, other): return binary("sub", self, other, self)
-    def __mul__(self, other): return binary("mul", self, other)
-    def __rmul__(self, other): return binary("mul", other, self)
+    __mul__ = _OPERATORS["mul"]
+    def __rmul__(self, other): return _OPERATORS["mul"](other, self)
     def __imul__(self, other): return binary("mul", self, other, self)
-    def __truediv__(self, other): return binary("div", self, other)
-    def __rtruediv__(self, other): return binary("div", other, self)
+    __truediv__ = _OPERATORS["div"]
+    def __rtruediv__(self, other): return _OPERATORS["div"](other, self)
     def __itruediv__(self, other): return binary("div", self, other, self)
-    def __floordiv__(self, other): return binary("floor_divide", self, other)
-    def __rfloordiv__(self, other): return binary("floor_divide", other, self)
+    __floordiv__ = _OPERATORS["floor_divide"]
+    def __rfloordiv__(self, other): return _OPERATORS["floor_divide"](other, self)
     def __ifloordiv__(self, other): return binary("floor_divide", self, other, self)
-    def __mod__(self, other): return binary("remainder", self, other)
-    def __rmod__(self, other): return binary("remainder", other, self)
+    __mod__ = _OPERATORS["remainder"]
+    def __rmod__(self, other): return _OPERATORS["remainder"](other, self)
     def __imod__(self, other): return binary("remainder", self, other, self)
-    def __pow__(self, other): return binary("pow", self, other)
-    def __rpow__(self, other): return binary("pow", other, self)
+    __pow__ = _OPERATORS["pow"]
+    def __rpow__(self, other): return _OPERATORS["pow"](other, self)
     def __ipow__(self, other): return binary("pow", self, other, self)
     def __neg__(self): return unary("neg", self)
     def __pos__(self): return positive(self)
     def __abs__(self): return unary("abs", self)
 
     # bits and logic
-    def __and__(self, other): return binary("bitwise_and", self, other)
-    def __rand__(self, other): return binary("bitwise_and", other, self)
+    __and__ = _OPERATORS["bitwise_and"]
+    def __rand__(self, other): return _OPERATORS["bitwise_and"](other, self)
     def __iand__(self, other): return binary("bitwise_and", self, other, self)
-    def __or__(self, other): return binary("bitwise_or", self, other)
-    def __ror__(self, other): return binary("bitwise_or", other, self)
+    __or__ = _OPERATORS["bitwise_or"]
+    def __ror__(self, other): return _OPERATORS["bitwise_or"](other, self)
     def __ior__(self, other): return binary("bitwise_or", self, other, self)
-    def __xor__(self, other): return binary("bitwise_xor", self, other)
-    def __rxor__(self, other): return binary("bitwise_xor", other, self)
+    __xor__ = _OPERATORS["bitwise_xor"]
+    def __rxor__(self, other): return _OPERATORS["bitwise_xor"](other, self)
     def __ixor__(self, other): return binary("bitwise_xor", self, other, self)
-    def __lshift__(self, other): return binary("bitwise_left_shift", self, other)
-    def __rlshift__(self, other): return binary("bitwise_left_shift", other, self)
+    __lshift__ = _OPERATORS["bitwise_left_shift"]
+    def __rlshift__(self, other): return _OPERATORS["bitwise_left_shift"](other, self)
     def __ilshift__(self, other): return binary("bitwise_left_shift", self, other, self)
-    def __rshift__(self, other): return binary("bitwise_right_shift", self, other)
-    def __rrshift__(self, other): return binary("bitwise_right_shift", other, self)
+    __rshift__ = _OPERATORS["bitwise_right_shift"]
+    def __rrshift__(self, other): return _OPERATORS["bitwise_right_shift"](other, self)
     def __irshift__(self, other): return binary("bitwise_right_shift", self, other, self)
 
     def __invert__(self):
@@ -1281,12 +1357,12 @@ class ElementwiseOps:
         return unary("bitwise_not", self)
 
     # comparisons return bool tensors, so a tensor is hashed by identity (as in PyTorch)
-    def __eq__(self, other): return binary("eq", self, other)  # type: ignore[override]
-    def __ne__(self, other): return binary("ne", self, other)  # type: ignore[override]
-    def __lt__(self, other): return binary("lt", self, other)
-    def __le__(self, other): return binary("le", self, other)
-    def __gt__(self, other): return binary("gt", self, other)
-    def __ge__(self, other): return binary("ge", self, other)
+    __eq__ = _OPERATORS["eq"]  # type: ignore[override]
+    __ne__ = _OPERATORS["ne"]  # type: ignore[override]
+    __lt__ = _OPERATORS["lt"]
+    __le__ = _OPERATORS["le"]
+    __gt__ = _OPERATORS["gt"]
+    __ge__ = _OPERATORS["ge"]
     __hash__ = object.__hash__
 
     # methods, binary

@@ -42,10 +42,11 @@ from t_tensor import dtypes
 from t_tensor import strides as S
 from t_tensor._capi import check, lib
 from t_tensor.autograd.function import FUNCTIONS
+from t_tensor.autograd.grad_mode import STATE as _GRAD
 from t_tensor.autograd.grad_mode import wants_grad
 from t_tensor.autograd.graph import bump_version
 from t_tensor.dtypes import DType
-from t_tensor.tensor_impl import TensorImpl, expect_tensor
+from t_tensor.tensor_impl import TensorImpl, expect_tensor, wrap_new
 
 __all__ = [
     "sum", "nansum", "mean", "nanmean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
@@ -69,6 +70,7 @@ class ValuesIndices(NamedTuple):
 
 
 _tensor = expect_tensor  # the shared check, under this module's short name
+_contiguous_strides = S.contiguous_strides_of_valid_shape
 
 
 def _alias(value: Any, alias: Any, name: str, alias_name: str, fn: str, default: Any) -> Any:
@@ -175,6 +177,42 @@ def _run(fn: str, op: int, x: TensorImpl, dims: tuple[int, ...], keepdim: bool, 
     return values, result
 
 
+# ---------------------------------------------------------------------- the fast path
+# The commonest reductions (sum or mean of a contiguous float tensor over everything or one dim,
+# no dtype=, no out=) in one C call that allocates and reduces (``tt_reduce_new``, dispatch.h):
+# the same kernel, op and dtypes as the general path, so the results are the same bits. Anything
+# else returns None and takes the general path, which also raises the precise errors.
+
+_reduce_new = lib.tt_reduce_new
+_prod = math.prod
+_SUM, _MEAN = lib.TT_RED_SUM, lib.TT_RED_MEAN
+
+
+def _fast_reduce(op: int, x: Any, dim: Any, keepdim: Any):
+    """`op` over `dim` (None: all dims, or one int) of a contiguous float `x` that records no
+    grad, as a fresh tensor of x's dtype; None when the general path must run."""
+    if not isinstance(x, TensorImpl) or not x._dtype.is_floating_point or (x._ag is not None and _GRAD.enabled) or (
+        keepdim is not None and type(keepdim) is not bool
+    ) or not (x._dense or x._is_dense()):
+        return None
+    shape = x._shape
+    if len(shape) > _MAX_DIMS:
+        return None  # the general path refuses it, as PyTorch does
+    if dim is None:
+        outer, size, inner = 1, _prod(shape), 1
+        result_shape = (1,) * len(shape) if keepdim else ()
+    elif type(dim) is int and shape and -len(shape) <= dim < len(shape):
+        d = dim % len(shape)
+        outer, size, inner = _prod(shape[:d]), shape[d], _prod(shape[d + 1:])
+        result_shape = shape[:d] + (1,) + shape[d + 1:] if keepdim else shape[:d] + shape[d + 1:]
+    else:
+        return None
+    dtype = x._dtype
+    ptr = _reduce_new(op, outer, size, inner, x._storage._data + x._offset * dtype.itemsize, dtype.code,
+                      dtype.code, 0.0)
+    return wrap_new(type(x), ptr, result_shape, _contiguous_strides(result_shape), dtype) if ptr else None
+
+
 def _check_nonempty(x: TensorImpl, dims: tuple[int, ...], all_dims: bool, fn: str) -> None:
     """PyTorch refuses max, min, argmax, ... over nothing (they have no identity)."""
     if all_dims and x.numel() == 0:
@@ -224,7 +262,11 @@ def sum(input: Any, dim: Any = None, keepdim: Any = None, *, dtype: Any = None, 
     >>> tt.sum(tt.tensor([100, 100], dtype=tt.int8), dtype=tt.int8)
     tensor(-56, dtype=t_tensor.int8)
     """
-    return _sum_like("sum", lib.TT_RED_SUM, input, dim, keepdim, dtype, axis, keepdims, out)
+    if dtype is None and axis is None and keepdims is None and out is None:
+        result = _fast_reduce(_SUM, input, dim, keepdim)
+        if result is not None:
+            return result
+    return _sum_like("sum", _SUM, input, dim, keepdim, dtype, axis, keepdims, out)
 
 
 def nansum(input: Any, dim: Any = None, keepdim: Any = None, *, dtype: Any = None, axis: Any = None,
@@ -250,6 +292,10 @@ def mean(input: Any, dim: Any = None, keepdim: Any = None, *, dtype: Any = None,
     1.5
     """
     fn = "mean"
+    if dtype is None and axis is None and keepdims is None and out is None:
+        result = _fast_reduce(_MEAN, input, dim, keepdim)
+        if result is not None:
+            return result
     if wants_grad(input):
         return FUNCTIONS["Mean"].apply(input, dim, keepdim, dtype, axis, keepdims, out)
     x = _tensor(input, fn)

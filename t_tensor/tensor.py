@@ -321,13 +321,14 @@ class Tensor(AutogradOps, ViewOps, ElementwiseOps, ManipulationOps, SortingOps, 
             )
 
     def _overlaps(self, other: TensorImpl) -> bool:
-        """True when the byte ranges of two tensors over the same storage intersect."""
-        if self._storage._ptr != other._storage._ptr or self.numel() == 0 or other.numel() == 0:
+        """True when the byte ranges the two tensors span intersect. Addresses, not storages, are
+        compared: two storages can wrap one buffer (``from_numpy`` of overlapping slices)."""
+        if self.numel() == 0 or other.numel() == 0:
             return False
-        a_start = self._offset * self.itemsize
-        a_end = S.storage_extent(self._shape, self._strides, self._offset) * self.itemsize
-        b_start = other._offset * other.itemsize
-        b_end = S.storage_extent(other._shape, other._strides, other._offset) * other.itemsize
+        a_start = self.data_ptr()
+        a_end = a_start + S.storage_extent(self._shape, self._strides, 0) * self.itemsize
+        b_start = other.data_ptr()
+        b_end = b_start + S.storage_extent(other._shape, other._strides, 0) * other.itemsize
         return a_start < b_end and b_start < a_end
 
     # ------------------------------------------------------------------ indexing

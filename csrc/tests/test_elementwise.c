@@ -15,6 +15,8 @@
 #include "check.h"
 #include "kernels/half.h"
 #include "tt/kernels/elementwise.h"
+#include "tt/tt.h"
+#include "tt/kernels/dispatch.h"
 
 enum { N = 8 };
 
@@ -180,7 +182,31 @@ static void test_bad_arguments(void) {
     CHECK_STATUS(tt_unary(TT_EXP, 1, empty, 0, unit, 0, unit, TT_FLOAT32), TT_OK, "empty with NULL addresses");
 }
 
+/* The in-place entry points of dispatch.h write into their first operand. */
+static void test_contiguous_in_place(void) {
+    float a[4] = {1, 2, 3, 4};
+    const float b[4] = {10, 20, 30, 40};
+    CHECK_STATUS(tt_binary_contiguous(TT_ADD, 4, (uintptr_t)a, (uintptr_t)b, (uintptr_t)a, TT_FLOAT32), TT_OK,
+                 "a += b");
+    CHECK(a[0] == 11 && a[3] == 44, "a += b values");
+    CHECK_STATUS(tt_binary_contiguous(TT_MUL, 4, (uintptr_t)a, (uintptr_t)a, (uintptr_t)a, TT_FLOAT32), TT_OK,
+                 "a *= a");
+    CHECK(a[0] == 121 && a[3] == 1936, "a *= a values");
+    CHECK_STATUS(tt_binary_scalar_contiguous(TT_SUB, 4, (uintptr_t)a, 0, 1.5, 0, 1, (uintptr_t)a, TT_FLOAT32), TT_OK,
+                 "a = 1.5 - a");
+    CHECK(a[0] == -119.5f, "1.5 - a value");
+    int32_t i[3] = {7, -7, 8};
+    CHECK_STATUS(tt_binary_scalar_contiguous(TT_FLOOR_DIVIDE, 3, (uintptr_t)i, 2, 0.0, 1, 0, (uintptr_t)i, TT_INT32),
+                 TT_OK, "i //= 2");
+    CHECK(i[0] == 3 && i[1] == -4 && i[2] == 4, "i //= 2 values");
+    CHECK_STATUS(tt_binary_scalar_contiguous(TT_FLOOR_DIVIDE, 3, (uintptr_t)i, 0, 0.0, 1, 0, (uintptr_t)i, TT_INT32),
+                 TT_ERR_ZERO_DIVISION, "i //= 0");
+    CHECK_STATUS(tt_binary_scalar_contiguous(TT_ADD, 3, (uintptr_t)i, 0, 0.0, 1, 0, (uintptr_t)i, 99),
+                 TT_ERR_UNSUPPORTED_DTYPE, "bad dtype");
+}
+
 int main(void) {
+    test_contiguous_in_place();
     int binary_rows = 0, unary_rows = 0;
     for (int op = 0; op < TT_NUM_BINARY_OPS; op++) {
         for (int dtype = 0; dtype < TT_NUM_DTYPES; dtype++) {

@@ -888,6 +888,72 @@ def test_inplace_errors_match_torch(fn, exc):
     helper_test_exception([np.arange(1.0, 13.0).reshape(3, 4)], fn, exception=exc, match=".")
 
 
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda x, d: x.floor_divide_(d),
+        lambda x, d: operator.ifloordiv(x, d),
+        lambda x, d: x.remainder_(d),
+        lambda x, d: operator.imod(x, d),
+        lambda x, d: x.fmod_(d),
+        lambda x, d: tt.floor_divide(x, d, out=x),
+        lambda x, d: x.floor_divide_(0),
+        lambda x, d: operator.imod(x, 0),
+    ],
+)
+def test_inplace_integer_division_by_zero_leaves_the_target_untouched(write):
+    # torch raises before writing; a kernel that stopped part way must not leave half a result
+    x = tt.arange(1, 7, dtype=tt.int32)
+    divisor = tt.tensor([1, 2, 0, 4, 5, 6], dtype=tt.int32)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        write(x, divisor)
+    assert x.tolist() == [1, 2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize(
+    "target, source",
+    [
+        (lambda x: x, lambda x: x),  # the same tensor: each element is read before it is written
+        (lambda x: x[1:], lambda x: x[:-1]),  # partly overlapping: computed as from a copy (NumPy)
+        (lambda x: x[:-1], lambda x: x[1:]),
+        (lambda x: x[:4], lambda x: x[4:]),  # one storage, disjoint halves
+        (lambda x: x[::2], lambda x: x[1::2]),  # interleaved, strided
+    ],
+)
+@pytest.mark.parametrize("share", ["views", "two from_numpy"])
+@pytest.mark.parametrize("op", [operator.iadd, operator.imul, lambda x, y: x.sub_(y)])
+def test_inplace_ops_on_aliasing_operands_match_numpy(target, source, share, op):
+    base = np.arange(1.0, 9.0, dtype=np.float32)
+    want_base = base.copy()
+    np_target, np_source = target(want_base), source(want_base)
+    result = {operator.iadd: np.add, operator.imul: np.multiply}.get(op, np.subtract)(np_target, np_source)
+    np_target[...] = result  # NumPy's ufuncs buffer overlapping operands: the result is as from copies
+    if share == "views":
+        x = tt.tensor(base)
+        got_target, got_source = target(x), source(x)
+    else:  # two storages over one buffer: overlap is found by address, not by storage
+        got_target, got_source = tt.from_numpy(target(base)), tt.from_numpy(source(base))
+    op(got_target, got_source)
+    got = x.numpy() if share == "views" else base
+    np.testing.assert_array_equal(got, want_base)
+
+
+def test_inplace_fast_path_bumps_the_version_so_saved_tensors_are_checked():
+    x = tt.arange(4.0, requires_grad=True)
+    y = x * 1
+    z = y * y  # saves y
+    with tt.no_grad():
+        y.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+    y = x * 1
+    z = y * y
+    with tt.no_grad():
+        y.mul_(tt.ones(4))
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+
+
 # ---------------------------------------------------------------------- out=
 
 

@@ -648,3 +648,34 @@ def test_float32_column_sums_add_rows_in_order(shape, threads):
             assert (got == _rowwise_sum(x.reshape(shape[0], -1)).astype(np.float32).reshape(shape[1:])).all()
     finally:
         tt.set_num_threads(before)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize(
+    "shape, dim",
+    [
+        ((3, 4), None), ((3, 4), 0), ((3, 4), 1), ((3, 4), -1), ((2, 3, 5), 1), ((2, 3, 5), -3), ((), None),
+        ((0, 3), 0), ((0, 3), 1), ((0,), None), ((7,), 0), ((1, 1, 1), None), ((4, 1, 3), 1), ((1000, 37), 0),
+        ((300_001,), None),
+    ],
+)
+@pytest.mark.parametrize("keepdim", [None, False, True])
+@pytest.mark.parametrize("name", ["sum", "mean"])
+def test_sum_and_mean_of_contiguous_floats_match_torch(name, keepdim, shape, dim, dtype):
+    # the one-call fast path (tt_reduce_new): everything, one dim, empty and 0-d inputs
+    data = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+    kwargs = {} if keepdim is None else {"keepdim": keepdim}
+    args = () if dim is None else (dim,)
+    if dim is None and keepdim is not None:
+        args = (None,)
+    atol, rtol = (1e-2, 1e-2) if dtype == np.float16 else (1e-4, 1e-5)
+    helper_test_op([data], lambda t: getattr(t, name)(*args, **kwargs), ref="torch", atol=atol, rtol=rtol)
+
+
+def test_fast_sum_leaves_grad_recording_and_odd_arguments_to_the_general_path():
+    x = tt.arange(6.0, requires_grad=True)
+    assert x.sum().grad_fn is not None and x.view(2, 3).mean(1).grad_fn is not None
+    assert tt.sum(tt.arange(6), dim=0).dtype is tt.int64
+    assert tt.ones(2, 3).sum(dim=(0, 1)).item() == 6.0
+    with pytest.raises(IndexError, match="sum"):
+        tt.ones(2, 3).sum(2)

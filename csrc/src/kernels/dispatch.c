@@ -11,6 +11,7 @@
 
 #include "tt/tt.h"
 #include "tt/kernels/elementwise.h"
+#include "tt/kernels/reduce.h"
 #include "tt/kernels/dispatch.h"
 
 /* A fresh default storage for n elements of dtype, or NULL (bad dtype, negative n, overflow,
@@ -45,14 +46,40 @@ tt_storage *tt_unary_new(int op, int64_t n, uintptr_t x, int dtype, int out_dtyp
     return finish(out, tt_unary(op, 1, shape, x, stride, tt_storage_data_address(out), stride, dtype));
 }
 
+tt_status tt_binary_contiguous(int op, int64_t n, uintptr_t a, uintptr_t b, uintptr_t out, int dtype) {
+    const int64_t shape[1] = {n};
+    const int64_t stride[1] = {1};
+    return tt_binary(op, 1, shape, a, stride, b, stride, out, stride, dtype);
+}
+
 tt_storage *tt_binary_new(int op, int64_t n, uintptr_t a, uintptr_t b, int dtype, int out_dtype) {
     tt_storage *out = new_output(n, out_dtype);
     if (out == NULL) {
         return NULL;
     }
+    return finish(out, tt_binary_contiguous(op, n, a, b, tt_storage_data_address(out), dtype));
+}
+
+tt_status tt_binary_scalar_contiguous(int op, int64_t n, uintptr_t a, int64_t s_int, double s_float, int is_int,
+                                      int scalar_first, uintptr_t out, int dtype) {
+    if (dtype < 0 || dtype >= TT_NUM_DTYPES) {
+        return TT_ERR_UNSUPPORTED_DTYPE;
+    }
+    /* The scalar in `dtype`, converted by the copy kernel (0-d copy), in an 8-byte aligned slot
+       that holds every dtype. */
+    uint64_t converted = 0;
+    uintptr_t source = is_int ? (uintptr_t)&s_int : (uintptr_t)&s_float;
+    tt_status status =
+        tt_copy_strided(0, NULL, source, NULL, is_int ? TT_INT64 : TT_FLOAT64, (uintptr_t)&converted, NULL, dtype);
+    if (status != TT_OK) {
+        return status;
+    }
     const int64_t shape[1] = {n};
     const int64_t stride[1] = {1};
-    return finish(out, tt_binary(op, 1, shape, a, stride, b, stride, tt_storage_data_address(out), stride, dtype));
+    const int64_t broadcast[1] = {0};
+    uintptr_t s = (uintptr_t)&converted;
+    return scalar_first ? tt_binary(op, 1, shape, s, broadcast, a, stride, out, stride, dtype)
+                        : tt_binary(op, 1, shape, a, stride, s, broadcast, out, stride, dtype);
 }
 
 tt_storage *tt_binary_scalar_new(int op, int64_t n, uintptr_t a, int64_t s_int, double s_float, int is_int,
@@ -60,26 +87,32 @@ tt_storage *tt_binary_scalar_new(int op, int64_t n, uintptr_t a, int64_t s_int, 
     if (dtype < 0 || dtype >= TT_NUM_DTYPES) {
         return NULL;
     }
-    /* The scalar in `dtype`, converted by the copy kernel (0-d copy), in an 8-byte aligned slot
-       that holds every dtype. */
-    uint64_t converted = 0;
-    uintptr_t source = is_int ? (uintptr_t)&s_int : (uintptr_t)&s_float;
-    if (tt_copy_strided(0, NULL, source, NULL, is_int ? TT_INT64 : TT_FLOAT64, (uintptr_t)&converted, NULL,
-                        dtype) != TT_OK) {
-        return NULL;
-    }
     tt_storage *out = new_output(n, out_dtype);
     if (out == NULL) {
         return NULL;
     }
-    const int64_t shape[1] = {n};
-    const int64_t stride[1] = {1};
-    const int64_t broadcast[1] = {0};
-    uintptr_t s = (uintptr_t)&converted;
-    uintptr_t data = tt_storage_data_address(out);
-    tt_status status = scalar_first ? tt_binary(op, 1, shape, s, broadcast, a, stride, data, stride, dtype)
-                                    : tt_binary(op, 1, shape, a, stride, s, broadcast, data, stride, dtype);
-    return finish(out, status);
+    return finish(out, tt_binary_scalar_contiguous(op, n, a, s_int, s_float, is_int, scalar_first,
+                                                   tt_storage_data_address(out), dtype));
+}
+
+tt_storage *tt_reduce_new(int op, int64_t outer, int64_t size, int64_t inner, uintptr_t x, int dtype, int out_dtype,
+                          double param) {
+    if (outer < 0 || size < 0 || inner < 0 || (inner > 0 && outer > INT64_MAX / inner)) {
+        return NULL;
+    }
+    tt_storage *out = new_output(outer * inner, out_dtype);
+    if (out == NULL) {
+        return NULL;
+    }
+    /* (outer, size, inner) with the middle dimension reduced; the kernel drops size-1 dims and
+       merges contiguous ones, so a whole-tensor sum runs the same loop as a 1-d one. The size
+       product cannot overflow: x holds outer * size * inner elements. */
+    const int64_t shape[3] = {outer, size, inner};
+    const int64_t x_strides[3] = {size * inner, inner, 1};
+    const int64_t out_strides[3] = {inner, 0, 1};
+    const int64_t unused[3] = {0, 0, 0};
+    return finish(out, tt_reduce(op, 3, shape, x, x_strides, dtype, (uint64_t)1 << 1, param,
+                                 tt_storage_data_address(out), out_strides, 0, unused));
 }
 
 tt_storage *tt_zeros_new(size_t nbytes) {

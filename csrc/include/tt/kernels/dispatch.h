@@ -28,6 +28,22 @@ tt_storage *tt_binary_new(int op, int64_t n, uintptr_t a, uintptr_t b, int dtype
 tt_storage *tt_binary_scalar_new(int op, int64_t n, uintptr_t a, int64_t s_int, double s_float, int is_int,
                                  int scalar_first, int dtype, int out_dtype);
 
+/* The same two kernels writing into existing memory: `out` holds n contiguous elements of `dtype`
+   (so these are for ops whose result dtype is the operands' dtype), for in-place ops such as
+   a.add_(b). `out` may be `a` or `b` itself (each element is read before it is written) but must
+   not partly overlap them. Borrows everything; returns the kernel's status, as tt_binary does
+   (an integer division by zero may have written part of `out` when it reports). */
+tt_status tt_binary_contiguous(int op, int64_t n, uintptr_t a, uintptr_t b, uintptr_t out, int dtype);
+tt_status tt_binary_scalar_contiguous(int op, int64_t n, uintptr_t a, int64_t s_int, double s_float, int is_int,
+                                      int scalar_first, uintptr_t out, int dtype);
+
+/* The reduction `op` (a tt_reduce_op without a second output: not argmax/argmin) of a contiguous
+   x of `dtype` viewed as (outer, size, inner), over the middle dimension: out[o, i] = op over k of
+   x[o, k, i], a fresh contiguous (outer, inner) storage of `out_dtype`, as tt_reduce computes it
+   (`param` as there). NULL on any failure, like the functions above. Borrows x. */
+tt_storage *tt_reduce_new(int op, int64_t outer, int64_t size, int64_t inner, uintptr_t x, int dtype, int out_dtype,
+                          double param);
+
 /* A fresh default storage of nbytes zero bytes (every dtype's zero is all-zero bytes), or NULL
    when out of memory. */
 tt_storage *tt_zeros_new(size_t nbytes);
