@@ -44,12 +44,27 @@ def rows() -> dict:
         a_t, m_t, s_t, i_t = (torch.from_numpy(x) for x in (a_np, m_np, s_np, i_np))
     else:
         a_t = m_t = s_t = i_t = None
+    row_np, w_np, z_np = np.arange(4, dtype=np.float32), np.ones(4, np.float32), np.zeros(4, np.float32)
+    row, w, z = tt.from_numpy(row_np), tt.from_numpy(w_np.copy()), tt.from_numpy(z_np)
+    g = tt.ones(4, requires_grad=True)
+    if torch is not None:
+        row_t, w_t, z_t = torch.from_numpy(row_np), torch.from_numpy(w_np.copy()), torch.from_numpy(z_np)
+        g_t = torch.ones(4, requires_grad=True)
+    else:
+        row_t = w_t = z_t = g_t = None
     t = torch
     return {
         "a + b (4 f32)": (lambda: a + a, lambda: a_np + a_np, t and (lambda: a_t + a_t)),
         "a * 2.0 (4 f32)": (lambda: a * 2.0, lambda: a_np * two, t and (lambda: a_t * 2.0)),
         "x.exp() (4 f32)": (lambda: a.exp(), lambda: np.exp(a_np), t and (lambda: a_t.exp())),
         "a > 1 (4 f32)": (lambda: a > 1, lambda: a_np > 1, t and (lambda: a_t > 1)),
+        "m + row (3x4 + 4)": (lambda: m + row, lambda: m_np + row_np, t and (lambda: m_t + row_t)),
+        "x.T + x (4x4)": (lambda: s.T + s, lambda: s_np.T + s_np, t and (lambda: s_t.T + s_t)),
+        "w.add_(z) (4 f32)": (lambda: w.add_(z), lambda: np.add(w_np, z_np, out=w_np), t and (lambda: w_t.add_(z_t))),
+        "a * g, g requires grad (4 f32)": (lambda: a * g, None, t and (lambda: a_t * g_t)),
+        "(a * g).sum().backward() (4 f32)": (
+            lambda: (a * g).sum().backward(), None, t and (lambda: (a_t * g_t).sum().backward())
+        ),
         "x.sum() (3x4)": (lambda: m.sum(), lambda: m_np.sum(), t and (lambda: m_t.sum())),
         "x.sum(dim=1) (3x4)": (lambda: m.sum(dim=1), lambda: m_np.sum(axis=1), t and (lambda: m_t.sum(dim=1))),
         "x[1:, ::2] (4x4)": (lambda: s[1:, ::2], lambda: s_np[1:, ::2], t and (lambda: s_t[1:, ::2])),

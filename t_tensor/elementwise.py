@@ -294,6 +294,8 @@ _prod = _math.prod
 _binary_new = lib.tt_binary_new
 _binary_scalar_new = lib.tt_binary_scalar_new
 _binary_contiguous = lib.tt_binary_contiguous
+_binary_strided_new = lib.tt_binary_strided_new
+_contiguous_strides = S.contiguous_strides_of_valid_shape
 _binary_scalar_contiguous = lib.tt_binary_scalar_contiguous
 _unary_new = lib.tt_unary_new
 _scalar_new = lib.tt_scalar_new
@@ -319,6 +321,41 @@ def _fast_scalar(fn: str, tensor: TensorImpl, number: Any, first: int):
     return wrap_new(type(tensor), ptr, tensor._shape, tensor._strides, entry[1]) if ptr else None
 
 
+# (shape, strides) of both operands -> (result shape, a's strides, b's strides) at that shape, or
+# None when they do not broadcast. Programs use few layouts; the table is emptied when it fills.
+_BROADCAST_PLANS: dict = {}
+
+
+def _broadcast_plan(a: TensorImpl, b: TensorImpl):
+    key = (a._shape, a._strides, b._shape, b._strides)
+    plan = _BROADCAST_PLANS.get(key, False)
+    if plan is False:
+        try:
+            shape = S.broadcast_shapes(a._shape, b._shape)
+            plan = (shape, S.expand_strides(a._shape, a._strides, shape), S.expand_strides(b._shape, b._strides, shape))
+        except (RuntimeError, ValueError):
+            plan = None  # the general path raises the error
+        if len(_BROADCAST_PLANS) >= 4096:
+            _BROADCAST_PLANS.clear()
+        _BROADCAST_PLANS[key] = plan
+    return plan
+
+
+def _fast_strided(entry, a: TensorImpl, b: TensorImpl):
+    """`entry` (a _FAST_BINARY entry) on two tensors of one dtype with any shapes that broadcast
+    and any strides, in one C call (``tt_binary_strided_new``); None for the general path."""
+    if entry is None:
+        return None
+    plan = _broadcast_plan(a, b)
+    if plan is None:
+        return None
+    shape, a_strides, b_strides = plan
+    itemsize = a._dtype.itemsize
+    ptr = _binary_strided_new(entry[0], len(shape), shape, a._storage._data + a._offset * itemsize, a_strides,
+                              b._storage._data + b._offset * itemsize, b_strides, a._dtype.code, entry[1].code)
+    return wrap_new(type(a), ptr, shape, _contiguous_strides(shape), entry[1]) if ptr else None
+
+
 def _make_operator(fn: str):
     """``fn(a, b)`` without `out`: the function behind ``a + b`` and friends, and what `binary`
     runs when there is no `out`. The same-layout fast path is written out inside it (not called)
@@ -338,6 +375,10 @@ def _make_operator(fn: str):
                                       b._storage._data + b._offset * itemsize, dtype.code, entry[1].code)
                     if ptr:
                         return wrap_new(type(a), ptr, a._shape, a._strides, entry[1])
+            elif b._dtype is dtype and (a._ag is b._ag is None or not _GRAD.enabled):
+                result = _fast_strided(row[dtype.code], a, b)
+                if result is not None:
+                    return result
         elif isinstance(a, TensorImpl):
             result = _fast_scalar(fn, a, b, 0)
             if result is not None:
@@ -452,10 +493,16 @@ def _requires_grad(value: Any) -> bool:
 
 
 def _autograd_functions():
-    """The elementwise primitives of autograd (imported late: they import this module)."""
-    from t_tensor.autograd.functions import elementwise
+    """The elementwise primitives of autograd (imported on first use: they import this module)."""
+    global _AUTOGRAD_ELEMENTWISE
+    if _AUTOGRAD_ELEMENTWISE is None:
+        from t_tensor.autograd.functions import elementwise
 
-    return elementwise
+        _AUTOGRAD_ELEMENTWISE = elementwise
+    return _AUTOGRAD_ELEMENTWISE
+
+
+_AUTOGRAD_ELEMENTWISE = None
 
 
 def _is_bool(value: Any) -> bool:

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from t_tensor.autograd import grad_mode
-from t_tensor.autograd.graph import AutogradMeta, Node, SavedTensor, freed_error, gradient_edge
+from t_tensor.autograd.graph import AutogradMeta, Node, SavedTensor, _sequence, freed_error, gradient_edge
 from t_tensor.tensor_impl import TensorImpl
 
 __all__ = ["FUNCTIONS", "BackwardFunction", "Function", "FunctionCtx"]
@@ -44,6 +44,15 @@ class FunctionCtx:
     """What ``forward`` and ``backward`` receive as ``ctx`` (the node itself)."""
 
     needs_input_grad: tuple[bool, ...]
+
+    # What few ops change, as class-level defaults: recording an op then makes no sets or lists
+    # that it would not use. The mark_* methods and _connect set instance values.
+    _to_save: tuple = ()
+    _non_differentiable: frozenset | set = frozenset()
+    _dirty: frozenset | set = frozenset()
+    _materialize = True
+    _saved: list | tuple | None = ()
+    _saved_count = 0
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep tensors (inputs or outputs of this op, or None) for backward; version-checked."""
@@ -75,13 +84,12 @@ class BackwardFunction(FunctionCtx, Node):
     _function: type[Function]
 
     def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved: list | None = []
-        self._to_save: tuple = ()
-        self._non_differentiable: set = set()
-        self._dirty: set = set()
-        self._materialize = True
-        self._saved_count = 0
+        # Node.__init__, written out: this runs once per recorded op. The edges and metadata are
+        # set by _connect (an unrecorded ctx never needs them); the FunctionCtx state starts at
+        # the class defaults.
+        self.sequence_nr = next(_sequence)
+        self.pre_hooks = None
+        self.retained = None
 
     def apply(self, grads: list) -> tuple:
         if self._saved is None:
@@ -142,17 +150,20 @@ class Function:
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         state = grad_mode.STATE
         record = state.enabled
-        needs = tuple(
-            isinstance(a, TensorImpl) and a._ag is not None and a._ag.requires_grad for a in args
-        )
         ctx = cls._backward_cls()
-        ctx.needs_input_grad = needs if record else (False,) * len(args)
-        state.enabled = False
-        try:
+        if record:
+            needs = tuple([isinstance(a, TensorImpl) and a._ag is not None and a._ag.requires_grad for a in args])
+            record = True in needs
+            ctx.needs_input_grad = needs
+            state.enabled = False
+            try:
+                output = cls.forward(ctx, *args, **kwargs)
+            finally:
+                state.enabled = True
+        else:
+            ctx.needs_input_grad = (False,) * len(args)
             output = cls.forward(ctx, *args, **kwargs)
-        finally:
-            state.enabled = record
-        if not (record and True in needs):
+        if not record:
             return output
         output = _connect(ctx, args, needs, output)
         if TRACE_HOOKS:
@@ -169,7 +180,9 @@ def _connect(ctx: BackwardFunction, args: tuple, needs: tuple, output: Any) -> A
     input_meta = []
     for a, need in zip(args, needs, strict=True):
         if need:
-            edges.append(gradient_edge(a))
+            meta = a._ag
+            grad_fn = meta.grad_fn
+            edges.append((grad_fn, meta.output_nr) if grad_fn is not None else gradient_edge(a))
             input_meta.append((a._shape, a._dtype))
         else:
             edges.append(_NO_EDGE)
@@ -184,25 +197,34 @@ def _connect(ctx: BackwardFunction, args: tuple, needs: tuple, output: Any) -> A
             output_meta.append(None)
             continue
         output_meta.append((out._shape, out._dtype))
-        if not out._dtype.is_floating_point or (ctx._non_differentiable and id(out) in ctx._non_differentiable):
+        if not out._dtype.is_floating_point or id(out) in ctx._non_differentiable:
             continue
-        dirty = bool(ctx._dirty) and id(out) in ctx._dirty
-        if dirty:
+        if id(out) in ctx._dirty:
             meta = out._ag
             if meta is not None and meta.grad_fn is None and meta.requires_grad:
                 raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        elif any(out is a for a in args):
+        elif _is_one_of(out, args):
             out = outputs[i] = out._alias()  # an input returned as is: give the output its own history
         out._ag = AutogradMeta(True, ctx, i)
     ctx.output_meta = tuple(output_meta)
-    saved = []
-    for tensor in ctx._to_save:
-        if tensor is None:
-            saved.append(None)
-        else:
-            index = next((i for i, out in enumerate(outputs) if out is tensor), None)
-            saved.append(SavedTensor(tensor, index))
-    ctx._saved = saved
-    ctx._saved_count = len(saved)
-    ctx._to_save = ()
+    to_save = ctx._to_save
+    if to_save:
+        saved = []
+        for tensor in to_save:
+            if tensor is None:
+                saved.append(None)
+            else:
+                index = next((i for i, out in enumerate(outputs) if out is tensor), None)
+                saved.append(SavedTensor(tensor, index))
+        ctx._saved = saved
+        ctx._saved_count = len(saved)
+        ctx._to_save = ()
     return outputs[0] if single else tuple(outputs)
+
+
+def _is_one_of(value: Any, items: tuple) -> bool:
+    """``value`` is one of ``items`` (by identity: ``in`` would compare tensors elementwise)."""
+    for item in items:
+        if item is value:
+            return True
+    return False

@@ -1,7 +1,8 @@
 """The per-op fast paths (docs/performance_dispatch.md) must be invisible: same values bit for bit,
 same dtypes, same errors as the general paths, and no leaked or double-released storage.
 
-The fast path runs with contiguous operands and no ``out=``. The general path is reached with the
+The same-layout fast paths run with contiguous operands and no ``out=``; the strided one with two
+tensors of one dtype in any broadcastable shapes and strides. The general path is reached with the
 same contiguous operands and an ``out=`` tensor of the result's dtype (the kernel then writes into
 it directly, over the same memory layout, so the values must agree bit for bit, NaN signs
 included); when the fast path raises, with the same values in a strided layout (which the fast
@@ -43,7 +44,7 @@ def dense(array: np.ndarray) -> tt.Tensor:
 
 
 def strided(array: np.ndarray) -> tt.Tensor:
-    """The same values in a layout with stride 2 (never taken by the fast paths)."""
+    """The same values in a layout with stride 2 (not taken by the same-layout fast paths)."""
     holder = tt.zeros(array.shape[0], 2, dtype=tt.tensor(array).dtype)
     view = holder[:, 0]
     view.copy_(tt.tensor(array))
@@ -90,6 +91,43 @@ def test_scalar_fast_path_equals_general_path(fn: str, number, dtype) -> None:
 @pytest.mark.parametrize("fn", sorted(E._UNARY))
 def test_unary_fast_path_equals_general_path(fn: str, dtype) -> None:
     agree(lambda x, out=None: E.unary(fn, x, out), values_of(dtype))
+
+
+@pytest.mark.parametrize("layout", ["row (4,)", "column (3, 1)", "transposed", "expanded scalar", "sliced"])
+@pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
+@pytest.mark.parametrize("fn", sorted(E._BINARY))
+def test_strided_fast_path_equals_general_path(fn: str, dtype, layout: str) -> None:
+    # two tensors of one dtype, broadcast or strided: one C call (tt_binary_strided_new) against
+    # the general path writing into out= (the same kernel over the same operand strides)
+    values = np.resize(values_of(dtype), 12)
+    x = dense(values.reshape(3, 4))
+    other = dense(np.roll(values, 5).reshape(3, 4))
+    y = {
+        "row (4,)": other[1],
+        "column (3, 1)": other[:, 2:3],
+        "transposed": dense(np.roll(values, 5).reshape(4, 3)).T,
+        "expanded scalar": other[2, 1].expand(3, 4),
+        "sliced": dense(np.resize(values, 24).reshape(3, 8))[:, ::2],
+    }[layout]
+    for a, b in ((x, y), (y, x)):
+        fast = outcome(lambda a=a, b=b: E.binary(fn, a, b))
+        if isinstance(fast[0], tt.dtypes.DType):
+            general = outcome(lambda a=a, b=b: E.binary(fn, a, b, tt.empty(3, 4, dtype=fast[0])))
+            assert fast == general
+        else:  # the error comes from the general path, as for any other layout
+            assert fast == outcome(lambda a=a, b=b: E.binary(fn, a.clone(), b.clone()))
+
+
+def test_broadcast_plans_are_cached_and_the_table_is_bounded() -> None:
+    E._BROADCAST_PLANS.clear()
+    column = tt.ones(3, 1)
+    for n in range(1, 4200):
+        assert (tt.ones(n) + column).shape == (3, n)
+    assert 0 < len(E._BROADCAST_PLANS) <= 4096
+    with pytest.raises(RuntimeError, match="must match the size"):
+        tt.ones(3) + tt.ones(4)
+    with pytest.raises(RuntimeError, match="must match the size"):
+        tt.ones(3) + tt.ones(4)  # a plan that failed is remembered as failed, and still raises
 
 
 def test_fast_results_are_fresh_contiguous_tensors() -> None:

@@ -60,6 +60,35 @@ tt_storage *tt_binary_new(int op, int64_t n, uintptr_t a, uintptr_t b, int dtype
     return finish(out, tt_binary_contiguous(op, n, a, b, tt_storage_data_address(out), dtype));
 }
 
+tt_storage *tt_binary_strided_new(int op, int ndim, const int64_t *shape, uintptr_t a, const int64_t *a_strides,
+                                  uintptr_t b, const int64_t *b_strides, int dtype, int out_dtype) {
+    if (ndim < 0 || ndim > TT_MAX_DIMS || (ndim > 0 && shape == NULL)) {
+        return NULL;
+    }
+    /* Row-major strides of the output (size-0 dims count as 1, as everywhere else), and its
+       element count, which must fit the allocation. */
+    int64_t out_strides[TT_MAX_DIMS];
+    int64_t n = 1, step = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        if (shape[d] < 0) {
+            return NULL;
+        }
+        out_strides[d] = step;
+        int64_t size = shape[d] > 0 ? shape[d] : 1;
+        if (step > INT64_MAX / size || (shape[d] > 0 && n > INT64_MAX / shape[d])) {
+            return NULL;
+        }
+        step *= size;
+        n *= shape[d];
+    }
+    tt_storage *out = new_output(n, out_dtype);
+    if (out == NULL) {
+        return NULL;
+    }
+    return finish(out, tt_binary(op, ndim, shape, a, a_strides, b, b_strides, tt_storage_data_address(out),
+                                 out_strides, dtype));
+}
+
 tt_status tt_binary_scalar_contiguous(int op, int64_t n, uintptr_t a, int64_t s_int, double s_float, int is_int,
                                       int scalar_first, uintptr_t out, int dtype) {
     if (dtype < 0 || dtype >= TT_NUM_DTYPES) {

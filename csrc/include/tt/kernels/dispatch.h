@@ -28,6 +28,12 @@ tt_storage *tt_binary_new(int op, int64_t n, uintptr_t a, uintptr_t b, int dtype
 tt_storage *tt_binary_scalar_new(int op, int64_t n, uintptr_t a, int64_t s_int, double s_float, int is_int,
                                  int scalar_first, int dtype, int out_dtype);
 
+/* out = op(a, b) over `shape` (ndim dims), a and b of `dtype` read through their strides (in
+   elements; 0 for a broadcast dim), into a fresh row-major storage of `out_dtype`: broadcasting,
+   transposed and sliced operands in one call. Borrows everything. */
+tt_storage *tt_binary_strided_new(int op, int ndim, const int64_t *shape, uintptr_t a, const int64_t *a_strides,
+                                  uintptr_t b, const int64_t *b_strides, int dtype, int out_dtype);
+
 /* The same two kernels writing into existing memory: `out` holds n contiguous elements of `dtype`
    (so these are for ops whose result dtype is the operands' dtype), for in-place ops such as
    a.add_(b). `out` may be `a` or `b` itself (each element is read before it is written) but must
