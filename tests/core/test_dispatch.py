@@ -112,7 +112,7 @@ def test_strided_fast_path_equals_general_path(fn: str, dtype, layout: str) -> N
     for a, b in ((x, y), (y, x)):
         fast = outcome(lambda a=a, b=b: E.binary(fn, a, b))
         if isinstance(fast[0], tt.dtypes.DType):
-            general = outcome(lambda a=a, b=b: E.binary(fn, a, b, tt.empty(3, 4, dtype=fast[0])))
+            general = outcome(lambda a=a, b=b, d=fast[0]: E.binary(fn, a, b, tt.empty(3, 4, dtype=d)))
             assert fast == general
         else:  # the error comes from the general path, as for any other layout
             assert fast == outcome(lambda a=a, b=b: E.binary(fn, a.clone(), b.clone()))
