@@ -301,21 +301,28 @@ _unary_new = lib.tt_unary_new
 _scalar_new = lib.tt_scalar_new
 
 
+def _scalar_entry(fn: str, dtype: DType, number: Any):
+    """The fast-path table entry of `fn` on a `dtype` tensor and the Python number, with the
+    number as tt_binary_scalar_new takes it: (entry, is_int, s_int, s_float); None when the
+    general path must run (no entry, a bool, an int outside int64)."""
+    kind = type(number)
+    if kind is float:
+        entry = _FAST_SCALAR_FLOAT[fn][dtype.code]
+        return None if entry is None else (entry, 0, 0, number)
+    if kind is int and _INT64_MIN <= number <= _INT64_MAX:
+        entry = _FAST_SCALAR_INT[fn][dtype.code]
+        return None if entry is None else (entry, 1, number, 0.0)
+    return None
+
+
 def _fast_scalar(fn: str, tensor: TensorImpl, number: Any, first: int):
     """`fn` of a contiguous tensor and a Python int or float in one C call (`first` is 1 when the
     number is the left operand), or None to take the general path."""
     dtype = tensor._dtype
-    kind = type(number)
-    if kind is float:
-        entry = _FAST_SCALAR_FLOAT[fn][dtype.code]
-        is_int, s_int, s_float = 0, 0, number
-    elif kind is int and _INT64_MIN <= number <= _INT64_MAX:
-        entry = _FAST_SCALAR_INT[fn][dtype.code]
-        is_int, s_int, s_float = 1, number, 0.0
-    else:
+    scalar = _scalar_entry(fn, dtype, number)
+    if scalar is None or (tensor._ag is not None and _GRAD.enabled) or not (tensor._dense or tensor._is_dense()):
         return None
-    if entry is None or (tensor._ag is not None and _GRAD.enabled) or not (tensor._dense or tensor._is_dense()):
-        return None
+    entry, is_int, s_int, s_float = scalar
     ptr = _binary_scalar_new(entry[0], _prod(tensor._shape), tensor._storage._data + tensor._offset * dtype.itemsize,
                              s_int, s_float, is_int, first, dtype.code, entry[1].code)
     return wrap_new(type(tensor), ptr, tensor._shape, tensor._strides, entry[1]) if ptr else None
@@ -397,7 +404,9 @@ def binary(fn: str, a: Any, b: Any, out: Any = None) -> Any:
     """Run the binary op `fn` ("add", "lt", ...) with broadcasting, promotion and optional `out`."""
     if out is None:
         return _OPERATORS[fn](a, b)
-    if out is a and (out._ag is None or not _GRAD.enabled) and (out._dense or out._is_dense()):
+    if out is a and isinstance(out, TensorImpl) and (out._ag is None or not _GRAD.enabled) and (
+        out._dense or out._is_dense()
+    ):
         done = _fast_inplace(fn, out, b)
         if done is not None:
             return done
@@ -418,19 +427,13 @@ def _fast_inplace(fn: str, out: TensorImpl, b: Any):
         return None  # the general path keeps `out` untouched when a divisor is zero
     itemsize = dtype.itemsize
     address = out._storage._data + out._offset * itemsize
-    kind = type(b)
-    if kind is float or kind is int:
-        if kind is float:
-            entry = _FAST_SCALAR_FLOAT[fn][dtype.code]
-        elif _INT64_MIN <= b <= _INT64_MAX:
-            entry = _FAST_SCALAR_INT[fn][dtype.code]
-        else:
+    if type(b) is float or type(b) is int:
+        scalar = _scalar_entry(fn, dtype, b)
+        if scalar is None or scalar[0][1] is not dtype:
             return None
-        if entry is None or entry[1] is not dtype:
-            return None
-        is_int = kind is int
-        status = _binary_scalar_contiguous(entry[0], _prod(out._shape), address, b if is_int else 0,
-                                           0.0 if is_int else b, is_int, 0, address, dtype.code)
+        entry, is_int, s_int, s_float = scalar
+        status = _binary_scalar_contiguous(entry[0], _prod(out._shape), address, s_int, s_float, is_int, 0, address,
+                                           dtype.code)
     elif type(b) is type(out):
         entry = _FAST_BINARY[fn][dtype.code]
         if entry is None or entry[1] is not dtype or b._dtype is not dtype or b._shape != out._shape or not (

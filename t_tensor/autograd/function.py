@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from t_tensor.autograd import grad_mode
-from t_tensor.autograd.graph import AutogradMeta, Node, SavedTensor, _sequence, freed_error, gradient_edge
+from t_tensor.autograd.graph import AutogradMeta, Node, SavedTensor, freed_error, gradient_edge
 from t_tensor.tensor_impl import TensorImpl
 
 __all__ = ["FUNCTIONS", "BackwardFunction", "Function", "FunctionCtx"]
@@ -84,12 +84,8 @@ class BackwardFunction(FunctionCtx, Node):
     _function: type[Function]
 
     def __init__(self) -> None:
-        # Node.__init__, written out: this runs once per recorded op. The edges and metadata are
-        # set by _connect (an unrecorded ctx never needs them); the FunctionCtx state starts at
-        # the class defaults.
-        self.sequence_nr = next(_sequence)
-        self.pre_hooks = None
-        self.retained = None
+        # The FunctionCtx state starts at its class defaults (nothing to make per op).
+        Node.__init__(self)
 
     def apply(self, grads: list) -> tuple:
         if self._saved is None:
@@ -180,9 +176,7 @@ def _connect(ctx: BackwardFunction, args: tuple, needs: tuple, output: Any) -> A
     input_meta = []
     for a, need in zip(args, needs, strict=True):
         if need:
-            meta = a._ag
-            grad_fn = meta.grad_fn
-            edges.append((grad_fn, meta.output_nr) if grad_fn is not None else gradient_edge(a))
+            edges.append(gradient_edge(a))
             input_meta.append((a._shape, a._dtype))
         else:
             edges.append(_NO_EDGE)

@@ -938,6 +938,14 @@ def test_inplace_ops_on_aliasing_operands_match_numpy(target, source, share, op)
     np.testing.assert_array_equal(got, want_base)
 
 
+def test_out_that_is_the_left_number_is_refused():
+    # out= the same Python object as the first operand must not be taken for an in-place tensor
+    with pytest.raises(TypeError, match="add: out must be a Tensor"):
+        tt.add(3, tt.ones(2), out=3)
+    with pytest.raises(TypeError, match="mul: out must be a Tensor"):
+        tt.mul(2.5, tt.ones(2), out=2.5)
+
+
 def test_inplace_fast_path_bumps_the_version_so_saved_tensors_are_checked():
     x = tt.arange(4.0, requires_grad=True)
     y = x * 1
