@@ -11,7 +11,8 @@ strategy and the per-dtype tolerances are shared by every op family's tests.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -232,3 +233,14 @@ def random_arrays(*shapes: tuple[int, ...], seed: int = 0) -> list[np.ndarray]:
     """Standard-normal float64 arrays of the given shapes, from one seeded generator."""
     rng = np.random.default_rng(seed)
     return [rng.standard_normal(shape) for shape in shapes]
+
+
+@contextlib.contextmanager
+def num_threads(n: int) -> Iterator[None]:
+    """Run the block with ``tt.set_num_threads(n)``, restoring the previous count after."""
+    before = tt.get_num_threads()
+    tt.set_num_threads(n)
+    try:
+        yield
+    finally:
+        tt.set_num_threads(before)

@@ -11,8 +11,11 @@ elements share a mean and variance:
 * ``group_norm``: each image and group of ``C / num_groups`` consecutive channels, over those
   channels and the spatial dimensions.
 
-Both are computed with tensor ops in the input's dtype. Their gradients are explicit formulas
-(``t_tensor/autograd/functions/nn.py``), differentiable again (``create_graph=True``).
+``batch_norm`` of a float32 or float64 input runs in one C call forward and one backward
+(``csrc/src/kernels/norm.c``: per-channel sums in double, the rest in the input's dtype);
+``group_norm``, and ``batch_norm`` of other dtypes, are computed with tensor ops in the input's
+dtype. Their gradients are explicit formulas (``t_tensor/autograd/functions/nn.py``),
+differentiable again (``create_graph=True``, through the tensor-op formulas).
 
 >>> import t_tensor as tt
 >>> import t_tensor.nn.functional as F
@@ -28,6 +31,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from t_tensor import dtypes
+from t_tensor._capi import check, lib
 from t_tensor.autograd.function import FUNCTIONS
 from t_tensor.autograd.grad_mode import no_grad, wants_grad
 from t_tensor.nn import functional as F
@@ -95,8 +100,12 @@ def _batch_stats(input: Any) -> tuple[Any, Any]:
 
 
 def _batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any, bias: Any, training: bool,
-                momentum: float, eps: float) -> tuple[Any, Any, Any, Any]:
-    """(output, x_hat, mean, invstd): the forward, and what its backward needs."""
+                momentum: float, eps: float, keep_x_hat: bool = True) -> tuple[Any, Any, Any, Any]:
+    """(output, x_hat, mean, invstd): the forward, and what its backward needs (x_hat is None
+    unless ``keep_x_hat``)."""
+    if _kernel_takes(input, running_mean, running_var, weight, bias):
+        return _batch_norm_kernel(input, running_mean, running_var, weight, bias, training, momentum, eps,
+                                  keep_x_hat)
     if training:
         mean, var = _batch_stats(input)
         count = math.prod(input.shape) // input.shape[1]
@@ -110,6 +119,55 @@ def _batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any, bi
     invstd = (var + eps).rsqrt()
     x_hat = (input - _per_channel(mean, input.ndim)) * _per_channel(invstd, input.ndim)
     return _affine(x_hat, weight, bias), x_hat, mean, invstd
+
+
+_KERNEL_DTYPES = (dtypes.float32, dtypes.float64)
+
+
+def _kernel_takes(input: Any, *channel_tensors: Any) -> bool:
+    """Whether tt_batch_norm_forward / _backward take this call: a float32 or float64 input and
+    contiguous per-channel tensors (checked to be of the input's dtype already)."""
+    return input._dtype in _KERNEL_DTYPES and all(t is None or t.is_contiguous() for t in channel_tensors)
+
+
+def _address(t: Any) -> int:
+    return 0 if t is None else t.data_ptr()
+
+
+def _ncs(shape: tuple[int, ...]) -> tuple[int, int, int]:
+    """An (N, C, *) shape as the kernels' (n, c, s): s is the product of the spatial sizes."""
+    return shape[0], shape[1], math.prod(shape[2:])
+
+
+def _batch_norm_kernel(input: Any, running_mean: Any, running_var: Any, weight: Any, bias: Any, training: bool,
+                       momentum: float, eps: float, keep_x_hat: bool) -> tuple[Any, Any, Any, Any]:
+    """_batch_norm in one C call (tt_batch_norm_forward)."""
+    x = input.contiguous()
+    shape, dtype, new = x._shape, x._dtype, type(x)._empty
+    y = new(shape, dtype, "batch_norm")
+    x_hat = new(shape, dtype, "batch_norm") if keep_x_hat else None
+    mean, invstd = new((shape[1],), dtype, "batch_norm"), new((shape[1],), dtype, "batch_norm")
+    check(lib.tt_batch_norm_forward(dtype.code, *_ncs(shape), x.data_ptr(), int(training), momentum, eps,
+                                    _address(running_mean), _address(running_var), _address(weight),
+                                    _address(bias), y.data_ptr(), _address(x_hat), mean.data_ptr(),
+                                    invstd.data_ptr()), "batch_norm")
+    return y, x_hat, mean, invstd
+
+
+def _batch_norm_grads(grad: Any, x_hat: Any, invstd: Any, weight: Any, training: bool,
+                      needs: tuple[bool, bool, bool]) -> tuple[Any, Any, Any]:
+    """(grad_input, grad_weight, grad_bias) of _batch_norm_kernel in one C call
+    (tt_batch_norm_backward); ``needs`` says which of the three to compute."""
+    dy = grad.contiguous()
+    shape, dtype, new = dy._shape, dy._dtype, type(dy)._empty
+    grad_input = new(shape, dtype, "batch_norm_backward") if needs[0] else None
+    grad_weight = new((shape[1],), dtype, "batch_norm_backward") if needs[1] else None
+    grad_bias = new((shape[1],), dtype, "batch_norm_backward") if needs[2] else None
+    check(lib.tt_batch_norm_backward(dtype.code, *_ncs(shape), dy.data_ptr(), x_hat.contiguous().data_ptr(),
+                                     invstd.contiguous().data_ptr(),
+                                     _address(weight), int(training), _address(grad_input),
+                                     _address(grad_weight), _address(grad_bias)), "batch_norm_backward")
+    return grad_input, grad_weight, grad_bias
 
 
 def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = None, bias: Any = None,
@@ -133,7 +191,7 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
         return FUNCTIONS["BatchNorm"].apply(input, running_mean, running_var, weight, bias, bool(training),
                                             float(momentum), float(eps))
     return _batch_norm(input, running_mean, running_var, weight, bias, bool(training), float(momentum),
-                       float(eps))[0]
+                       float(eps), keep_x_hat=False)[0]
 
 
 def _group_stats(input: Any, num_groups: int, eps: float) -> tuple[Any, Any]:

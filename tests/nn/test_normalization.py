@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import t_tensor as tt
 import t_tensor.nn.functional as F
-from tests.helpers import helper_test_exception, helper_test_grad
+from tests.helpers import helper_test_exception, helper_test_grad, num_threads
 
 DTYPES = (np.float32, np.float64)
 SHAPES = [(4, 3), (2, 3, 5), (2, 4, 3, 3), (3, 2, 2, 1, 3)]
@@ -168,3 +168,55 @@ def test_float16():
                      atol=3e-2, rtol=2e-2)
     helper_test_grad(arrays, lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
                      lambda x, w, b: TF.batch_norm(x, None, None, w, b, training=True), atol=3e-2, rtol=2e-2)
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_batch_norm_kernel_large_and_threaded(dtype, training):
+    """(6, 4, 40, 40): 1600 values per image and channel cross the kernel's 512-value sum blocks,
+    and 38400 elements split the channels across two threads; a mean of ~100 checks the two-pass
+    variance."""
+    shape = (6, 4, 40, 40)
+    arrays = _arrays(shape, dtype, 11, True)
+    arrays[0] += 100
+    stats = [np.full(4, 100, dtype), np.full(4, 4, dtype)]
+
+    def run(lib, fn):
+        return lambda x, w, b: fn(x, *(lib.tensor(s.copy()) for s in stats), w, b, training=training)
+
+    with num_threads(2):
+        helper_test_grad(arrays, run(tt, F.batch_norm), run(torch, TF.batch_norm),
+                         **({"atol": 2e-3, "rtol": 1e-3} if dtype == np.float32 else _tol(dtype)))
+
+
+def test_batch_norm_strided_operands():
+    """A channels-last input (a permuted view), a gradient that arrives through a transpose, and
+    per-channel tensors that are strided slices (these take the tensor-op path): all against
+    torch."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((3, 5, 4, 2))  # (N, H, W, C) in memory
+    wb = rng.standard_normal((2, 4))        # weight and bias are every other element of a row
+
+    def run(lib):
+        def call(x, wb):
+            return lib.nn.functional.batch_norm(x.permute(0, 3, 1, 2), None, None, wb[0, ::2], wb[1, ::2],
+                                                training=True).transpose(2, 3) * 2
+        return call
+
+    helper_test_grad([x, wb], run(tt), run(torch), **_tol(np.float64))
+
+
+def test_batch_norm_no_grad_matches_recorded():
+    """The no-grad call (no x_hat kept) and the recorded one give the same output and the same
+    running statistics."""
+    x = np.random.default_rng(13).standard_normal((4, 3, 6)).astype(np.float32)
+    outs, stats = [], []
+    for grad in (False, True):
+        mean, var = tt.zeros(3), tt.ones(3)
+        with tt.set_grad_enabled(grad):
+            outs.append(np.asarray(F.batch_norm(tt.tensor(x, requires_grad=True), mean, var,
+                                                training=True).detach()))
+        stats.append((np.asarray(mean), np.asarray(var)))
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(stats[0][0], stats[1][0])
+    np.testing.assert_array_equal(stats[0][1], stats[1][1])

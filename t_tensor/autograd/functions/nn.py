@@ -312,8 +312,9 @@ class BatchNorm(Function):
     """batch_norm. With x_hat = (x - mean) * invstd over the (N, *) elements of each channel and
     y = x_hat * w + b: db = sum(dy), dw = sum(dy * x_hat), and in training (the statistics depend on
     x) dx = w * invstd * (dy - mean(dy) - x_hat * mean(dy * x_hat)), in evaluation (fixed running
-    statistics) dx = w * invstd * dy; sums and means per channel. When recording (create_graph),
-    x_hat and invstd are first recomputed from x with differentiable ops."""
+    statistics) dx = w * invstd * dy; sums and means per channel, all in one C call
+    (tt_batch_norm_backward) for float32 and float64. When recording (create_graph), x_hat and
+    invstd are first recomputed from x with differentiable ops."""
 
     @staticmethod
     def forward(ctx: Any, input: Any, running_mean: Any, running_var: Any, weight: Any, bias: Any,
@@ -328,6 +329,11 @@ class BatchNorm(Function):
     def backward(ctx: Any, grad: Any) -> tuple:
         input, x_hat, mean, invstd, weight = ctx.saved_tensors
         nd = grad.ndim
+        if not grad_mode.STATE.enabled and N._kernel_takes(grad, weight, invstd):  # one C call
+            needs = ctx.needs_input_grad
+            grad_input, grad_weight, grad_bias = N._batch_norm_grads(grad, x_hat, invstd, weight, ctx.training,
+                                                                     (needs[0], needs[3], needs[4]))
+            return grad_input, None, None, grad_weight, grad_bias, None, None, None
         if grad_mode.STATE.enabled:  # create_graph: the statistics as functions of the input
             if ctx.training:
                 mean, var = N._batch_stats(input)

@@ -1,0 +1,253 @@
+/*
+ * norm.c: batch normalization forward and backward over a contiguous (n, c, s) tensor, one
+ * channel at a time: a channel's values are n runs of s contiguous elements, c * s apart.
+ *
+ * Sums (a channel's total, its squared deviations, the backward's sum of dy and of dy * x_hat)
+ * run in blocks of NORM_BLOCK elements, each block in NORM_LANES independent lanes of the
+ * element type, so the compiler turns a block into a few vector accumulators; the block results
+ * join in double. A lane adds at most 32 values, so float32 keeps the error of a short float sum,
+ * and the lanes cost no speed (a single chain of adds would run at one add per add latency).
+ * The variance is two-pass (the squared deviations from the mean just computed), which is
+ * exact for data with a large mean, unlike E[x^2] - E[x]^2.
+ *
+ * Elementwise work (x_hat, y, dx) computes in the element type: float for float32, double for
+ * float64, as PyTorch's CPU kernels do.
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include "tt/tt.h"
+#include "tt/kernels/norm.h"
+#include "tt/kernels/parallel.h"
+
+#define NORM_LANES 16
+#define NORM_BLOCK 512
+
+/* A call with fewer elements than this stays on one thread (thread start-up costs a few us). */
+#define NORM_PARALLEL_MIN 32768
+
+/* The lane sums of one block: `lane_k += TERM(i + k)` over [start, end), leftover in lane 0. */
+#define LANE_LOOP(start, end, STMT_K, STMT_0)        \
+    do {                                             \
+        int64_t i_ = (start);                        \
+        for (; i_ + NORM_LANES <= (end); i_ += NORM_LANES) { \
+            for (int k = 0; k < NORM_LANES; k++) {   \
+                const int64_t i = i_ + k;            \
+                STMT_K;                              \
+            }                                        \
+        }                                            \
+        for (; i_ < (end); i_++) {                   \
+            const int64_t i = i_;                    \
+            const int k = 0;                         \
+            STMT_0;                                  \
+        }                                            \
+    } while (0)
+
+#define DEFINE_SUMS(T)                                                                          \
+    /* sum of p[0 .. len) */                                                                    \
+    static double sum_##T(const T *restrict p, int64_t len) {                                   \
+        double total = 0;                                                                       \
+        for (int64_t b = 0; b < len; b += NORM_BLOCK) {                                         \
+            const int64_t e = len - b < NORM_BLOCK ? len : b + NORM_BLOCK;                      \
+            T lane[NORM_LANES] = {0};                                                           \
+            LANE_LOOP(b, e, lane[k] += p[i], lane[k] += p[i]);                                  \
+            for (int k = 0; k < NORM_LANES; k++) total += (double)lane[k];                      \
+        }                                                                                       \
+        return total;                                                                           \
+    }                                                                                           \
+    /* sum of (p[i] - mean)^2 over [0, len) */                                                  \
+    static double sum_sq_dev_##T(const T *restrict p, int64_t len, T mean) {                    \
+        double total = 0;                                                                       \
+        for (int64_t b = 0; b < len; b += NORM_BLOCK) {                                         \
+            const int64_t e = len - b < NORM_BLOCK ? len : b + NORM_BLOCK;                      \
+            T lane[NORM_LANES] = {0};                                                           \
+            LANE_LOOP(b, e, const T d = p[i] - mean; lane[k] += d * d,                          \
+                      const T d = p[i] - mean; lane[k] += d * d);                               \
+            for (int k = 0; k < NORM_LANES; k++) total += (double)lane[k];                      \
+        }                                                                                       \
+        return total;                                                                           \
+    }                                                                                           \
+    /* adds the sums of dy and of dy * xh over [0, len) to *s_dy and *s_dyxh (xh may be NULL)*/ \
+    static void sum_grad_##T(const T *restrict dy, const T *restrict xh, int64_t len, double *s_dy, \
+                             double *s_dyxh) {                                                  \
+        for (int64_t b = 0; b < len; b += NORM_BLOCK) {                                         \
+            const int64_t e = len - b < NORM_BLOCK ? len : b + NORM_BLOCK;                      \
+            T lane[NORM_LANES] = {0}, lane_xh[NORM_LANES] = {0};                                \
+            if (xh != NULL) {                                                                   \
+                LANE_LOOP(b, e, lane[k] += dy[i]; lane_xh[k] += dy[i] * xh[i],                  \
+                          lane[k] += dy[i]; lane_xh[k] += dy[i] * xh[i]);                       \
+            } else {                                                                            \
+                LANE_LOOP(b, e, lane[k] += dy[i], lane[k] += dy[i]);                            \
+            }                                                                                   \
+            for (int k = 0; k < NORM_LANES; k++) {                                              \
+                *s_dy += (double)lane[k];                                                       \
+                *s_dyxh += (double)lane_xh[k];                                                  \
+            }                                                                                   \
+        }                                                                                       \
+    }
+
+DEFINE_SUMS(float)
+DEFINE_SUMS(double)
+
+/* The arguments of one call, shared read-only by the parallel chunks (each writes only its own
+   channels). */
+typedef struct norm_job {
+    int64_t n, c, s;
+    int training;
+    double momentum, eps;
+    const void *x, *dy, *x_hat_in, *invstd_in, *weight, *bias;
+    void *running_mean, *running_var, *y, *x_hat, *save_mean, *save_invstd;
+    void *dx, *dweight, *dbias;
+} norm_job;
+
+#define DEFINE_CHANNELS(T)                                                                      \
+    static void forward_channels_##T(int64_t c0, int64_t c1, void *arg) {                       \
+        const norm_job *j = arg;                                                                \
+        const int64_t m = j->n * j->s, plane = j->c * j->s;                                     \
+        const T *x = j->x;                                                                      \
+        T *running_mean = j->running_mean, *running_var = j->running_var;                       \
+        const T *weight = j->weight, *bias = j->bias;                                           \
+        for (int64_t ch = c0; ch < c1; ch++) {                                                  \
+            double mean, var;                                                                   \
+            if (j->training) {                                                                  \
+                double total = 0, sq = 0;                                                       \
+                for (int64_t img = 0; img < j->n; img++) total += sum_##T(x + img * plane + ch * j->s, j->s); \
+                mean = total / (double)m;                                                       \
+                for (int64_t img = 0; img < j->n; img++)                                        \
+                    sq += sum_sq_dev_##T(x + img * plane + ch * j->s, j->s, (T)mean);           \
+                var = sq / (double)m;                                                           \
+                if (running_mean != NULL)                                                       \
+                    running_mean[ch] = (T)((1 - j->momentum) * running_mean[ch] + j->momentum * mean); \
+                if (running_var != NULL)                                                        \
+                    running_var[ch] = (T)((1 - j->momentum) * running_var[ch] +                 \
+                                          j->momentum * (sq / (double)(m - 1)));                \
+            } else {                                                                            \
+                mean = running_mean[ch];                                                        \
+                var = running_var[ch];                                                          \
+            }                                                                                   \
+            const T mean_t = (T)mean, invstd = (T)(1.0 / sqrt(var + j->eps));                   \
+            const T w = weight != NULL ? weight[ch] : (T)1, b = bias != NULL ? bias[ch] : (T)0; \
+            for (int64_t img = 0; img < j->n; img++) {                                          \
+                const int64_t at = img * plane + ch * j->s;                                     \
+                const T *restrict xp = x + at;                                                  \
+                T *restrict yp = (T *)j->y + at;                                                \
+                if (j->x_hat != NULL) {                                                         \
+                    T *restrict hp = (T *)j->x_hat + at;                                        \
+                    for (int64_t i = 0; i < j->s; i++) {                                        \
+                        const T h = (xp[i] - mean_t) * invstd;                                  \
+                        hp[i] = h;                                                              \
+                        yp[i] = h * w + b;                                                      \
+                    }                                                                           \
+                } else {                                                                        \
+                    for (int64_t i = 0; i < j->s; i++) yp[i] = (xp[i] - mean_t) * invstd * w + b; \
+                }                                                                               \
+            }                                                                                   \
+            if (j->save_mean != NULL) ((T *)j->save_mean)[ch] = mean_t;                         \
+            if (j->save_invstd != NULL) ((T *)j->save_invstd)[ch] = invstd;                     \
+        }                                                                                       \
+    }                                                                                           \
+    static void backward_channels_##T(int64_t c0, int64_t c1, void *arg) {                      \
+        const norm_job *j = arg;                                                                \
+        const int64_t m = j->n * j->s, plane = j->c * j->s;                                     \
+        const T *dy = j->dy, *x_hat = j->x_hat_in, *invstd = j->invstd_in, *weight = j->weight; \
+        const int need_xh = j->training || j->dweight != NULL;                                  \
+        const int need_sums = j->training || j->dweight != NULL || j->dbias != NULL;            \
+        for (int64_t ch = c0; ch < c1; ch++) {                                                  \
+            double s_dy = 0, s_dyxh = 0;                                                        \
+            if (need_sums) {                                                                    \
+                for (int64_t img = 0; img < j->n; img++) {                                      \
+                    const int64_t at = img * plane + ch * j->s;                                 \
+                    sum_grad_##T(dy + at, need_xh ? x_hat + at : NULL, j->s, &s_dy, &s_dyxh);   \
+                }                                                                               \
+            }                                                                                   \
+            if (j->dbias != NULL) ((T *)j->dbias)[ch] = (T)s_dy;                                \
+            if (j->dweight != NULL) ((T *)j->dweight)[ch] = (T)s_dyxh;                          \
+            if (j->dx == NULL) continue;                                                        \
+            const T scale = invstd[ch] * (weight != NULL ? weight[ch] : (T)1);                  \
+            const T mean_dy = (T)(s_dy / (double)m), mean_dyxh = (T)(s_dyxh / (double)m);       \
+            for (int64_t img = 0; img < j->n; img++) {                                          \
+                const int64_t at = img * plane + ch * j->s;                                     \
+                const T *dp = dy + at; /* dx may be dy: no restrict */                          \
+                T *dxp = (T *)j->dx + at;                                                       \
+                if (j->training) {                                                              \
+                    const T *restrict hp = x_hat + at;                                          \
+                    for (int64_t i = 0; i < j->s; i++)                                          \
+                        dxp[i] = (dp[i] - mean_dy - hp[i] * mean_dyxh) * scale;                 \
+                } else {                                                                        \
+                    for (int64_t i = 0; i < j->s; i++) dxp[i] = dp[i] * scale;                  \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
+    }
+
+DEFINE_CHANNELS(float)
+DEFINE_CHANNELS(double)
+
+/* TT_OK when dtype is a float dtype and the sizes are valid: non-negative, n * c * s without
+   overflow, and in training at least 2 values per channel (when there is a channel). */
+static tt_status check_call(int dtype, int64_t n, int64_t c, int64_t s, int training) {
+    if (dtype != TT_FLOAT32 && dtype != TT_FLOAT64) {
+        return TT_ERR_UNSUPPORTED_DTYPE;
+    }
+    if (n < 0 || c < 0 || s < 0) {
+        return TT_ERR_INVALID_ARG;
+    }
+    if (s != 0 && (n > INT64_MAX / s || (c != 0 && n * s > INT64_MAX / c))) {
+        return TT_ERR_OVERFLOW;
+    }
+    if (training && c > 0 && n * s < 2) {
+        return TT_ERR_INVALID_ARG;
+    }
+    return TT_OK;
+}
+
+/* Runs `fn_f32` or `fn_f64` over the channels of a checked call. */
+static void run_channels(int dtype, norm_job *job, tt_parallel_fn fn_f32, tt_parallel_fn fn_f64) {
+    const int64_t per_channel = job->n * job->s;
+    /* enough channels per chunk for NORM_PARALLEL_MIN elements: small calls stay on one thread */
+    const int64_t grain = per_channel >= NORM_PARALLEL_MIN ? 1 : NORM_PARALLEL_MIN / (per_channel + 1) + 1;
+    tt_parallel_for(job->c, grain, dtype == TT_FLOAT32 ? fn_f32 : fn_f64, job);
+}
+
+tt_status tt_batch_norm_forward(int dtype, int64_t n, int64_t c, int64_t s, uintptr_t x, int training,
+                                double momentum, double eps, uintptr_t running_mean, uintptr_t running_var,
+                                uintptr_t weight, uintptr_t bias, uintptr_t y, uintptr_t x_hat,
+                                uintptr_t save_mean, uintptr_t save_invstd) {
+    tt_status status = check_call(dtype, n, c, s, training);
+    if (status != TT_OK) {
+        return status;
+    }
+    const int empty = n == 0 || c == 0 || s == 0;
+    if ((!empty && (x == 0 || y == 0)) || (!training && c > 0 && (running_mean == 0 || running_var == 0))) {
+        return TT_ERR_INVALID_ARG;
+    }
+    norm_job job = {
+        .n = n, .c = c, .s = s, .training = training != 0, .momentum = momentum, .eps = eps,
+        .x = (const void *)x, .weight = (const void *)weight, .bias = (const void *)bias,
+        .running_mean = (void *)running_mean, .running_var = (void *)running_var, .y = (void *)y,
+        .x_hat = (void *)x_hat, .save_mean = (void *)save_mean, .save_invstd = (void *)save_invstd,
+    };
+    run_channels(dtype, &job, forward_channels_float, forward_channels_double);
+    return TT_OK;
+}
+
+tt_status tt_batch_norm_backward(int dtype, int64_t n, int64_t c, int64_t s, uintptr_t dy, uintptr_t x_hat,
+                                 uintptr_t invstd, uintptr_t weight, int training, uintptr_t dx,
+                                 uintptr_t dweight, uintptr_t dbias) {
+    tt_status status = check_call(dtype, n, c, s, training);
+    if (status != TT_OK) {
+        return status;
+    }
+    const int empty = n == 0 || s == 0;
+    const int need_xh = training || dweight != 0;
+    if (c > 0 && ((!empty && (dy == 0 || (need_xh && x_hat == 0))) || (dx != 0 && invstd == 0))) {
+        return TT_ERR_INVALID_ARG;
+    }
+    norm_job job = {
+        .n = n, .c = c, .s = s, .training = training != 0, .dy = (const void *)dy,
+        .x_hat_in = (const void *)x_hat, .invstd_in = (const void *)invstd, .weight = (const void *)weight,
+        .dx = (void *)dx, .dweight = (void *)dweight, .dbias = (void *)dbias,
+    };
+    run_channels(dtype, &job, backward_channels_float, backward_channels_double);
+    return TT_OK;
+}
