@@ -21,7 +21,7 @@ differentiable again (``create_graph=True``, through the tensor-op formulas).
 >>> import t_tensor.nn.functional as F
 >>> x = tt.tensor([[1.0, 10.0], [3.0, 30.0]])
 >>> F.batch_norm(x, None, None, training=True).tolist()
-[[-0.9999949932098389, -1.0], [0.9999949932098389, 1.0]]
+[[-0.9999949932098389, -0.9999999403953552], [0.9999949932098389, 0.9999999403953552]]
 >>> F.group_norm(tt.tensor([[[1.0, 3.0]]]), 1, eps=0.0).tolist()
 [[[-1.0, 1.0]]]
 """

@@ -125,7 +125,10 @@ typedef struct norm_job {
                 mean = running_mean[ch];                                                        \
                 var = running_var[ch];                                                          \
             }                                                                                   \
-            const T mean_t = (T)mean, invstd = (T)(1.0 / sqrt(var + j->eps));                   \
+            /* evaluation rounds as PyTorch's CPU kernel: var + eps, its sqrt and 1 / it in T */ \
+            const T mean_t = (T)mean;                                                           \
+            const T invstd = j->training ? (T)(1.0 / sqrt(var + j->eps))                        \
+                                         : (T)1 / (T)sqrt((double)((T)var + (T)j->eps));        \
             const T w = weight != NULL ? weight[ch] : (T)1, b = bias != NULL ? bias[ch] : (T)0; \
             for (int64_t img = 0; img < j->n; img++) {                                          \
                 const int64_t at = img * plane + ch * j->s;                                     \
