@@ -651,3 +651,21 @@ def test_conv2d_direct_kernels(case, bias, threads, kernel):
     finally:
         lib.tt_gemm_set_kernel(ffi.NULL)
         tt.set_num_threads(before)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.name)
+@pytest.mark.parametrize("shape, ceil_mode", [((3, 4, 6, 8), False), ((2, 3, 5, 7), False), ((2, 3, 5, 7), True)])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_max_pool_2x2_ties_and_nans(dtype, shape, ceil_mode, transposed):
+    """The 2x2 stride-2 window (its own kernel when every window lies inside the input; ceil_mode's
+    partial last windows take the general one) on values from {0, 1, nan, -inf}, so that windows
+    hold ties, several NaNs and only -inf: values and indices against torch, also on a transposed
+    (H and W swapped) input."""
+    values = np.array([0.0, 1.0, np.nan, -np.inf])
+    x = values[np.random.default_rng(sum(shape)).integers(0, 4, shape)]
+
+    def fn(lib, t):
+        t = t.transpose(2, 3).contiguous().transpose(2, 3) if transposed else t
+        return lib.nn.functional.max_pool2d(t, 2, ceil_mode=ceil_mode, return_indices=True)
+
+    run(fn, [x], dtype)

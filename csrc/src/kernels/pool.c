@@ -122,12 +122,50 @@ static int64_t nearest_index(int64_t dst, int64_t in, int64_t out, double scale,
 #define PLANE(g, base, plane) ((base) + ((plane) / (g)->c) * (g)->xs[0] + ((plane) % (g)->c) * (g)->xs[1])
 
 #define DEFINE_POOL(name, T, CT, LD, ST, CODE)                                                     \
+    /* The common 2x2 window, stride 2, no padding or dilation, every window inside the input    \
+       (ceil_mode may add partial ones): the four values as a tree, (a, b) and (c, d) side by      \
+       side, then the two winners. It picks what the scan a, b, c, d of max_step picks (the first  \
+       maximum; the last NaN): the right pair wins only when its winner is larger or NaN. Two     \
+       steps deep instead of four and no loop per window, so the windows of a row overlap in the  \
+       CPU: (64, 32, 4, 4) took 85 us, now 28 (torch 34). */                                      \
+    static void max_pool_2x2_##name(const pool_job *j, int64_t p0, int64_t p1) {                   \
+        const plane_geom *g = &j->g;                                                               \
+        const int64_t ys = g->xs[2], xs = g->xs[3];                                                \
+        T *out = j->out;                                                                           \
+        int64_t *indices = j->indices;                                                             \
+        for (int64_t plane = p0; plane < p1; plane++) {                                            \
+            const T *xp = PLANE(g, (const T *)j->x, plane);                                        \
+            for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
+                const T *r0 = xp + 2 * oy * ys, *r1 = r0 + ys;                                     \
+                const int64_t i0 = 2 * oy * g->w, o0 = (plane * g->oh + oy) * g->ow;               \
+                for (int64_t ox = 0; ox < g->ow; ox++) {                                           \
+                    const int64_t at = 2 * ox * xs;                                                \
+                    CT top = (CT)LD(r0 + at), bottom = (CT)LD(r1 + at);                            \
+                    int64_t top_index = i0 + 2 * ox, bottom_index = top_index + g->w;              \
+                    max_step_##CT((CT)LD(r0 + at + xs), top_index + 1, &top, &top_index);          \
+                    max_step_##CT((CT)LD(r1 + at + xs), bottom_index + 1, &bottom, &bottom_index); \
+                    max_step_##CT(bottom, bottom_index, &top, &top_index);                         \
+                    out[o0 + ox] = ST(top);                                                        \
+                    if (indices) {                                                                 \
+                        indices[o0 + ox] = top_index;                                              \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
     static void max_pool_##name(const pool_job *j, int64_t p0, int64_t p1) {                       \
         const plane_geom *g = &j->g;                                                               \
         const T *x = j->x;                                                                         \
         T *out = j->out;                                                                           \
         int64_t *indices = j->indices;                                                             \
         const int64_t *k = j->k, *s = j->s, *p = j->p, *d = j->d;                                  \
+        if (k[0] == 2 && k[1] == 2 && s[0] == 2 && s[1] == 2 && p[0] == 0 && p[1] == 0               \
+            && d[0] == 1 && d[1] == 1 && 2 * g->oh <= g->h && 2 * g->ow <= g->w) { /* not ceil_mode's \
+                                                                                     partial windows */ \
+            max_pool_2x2_##name(j, p0, p1);                                                        \
+            return;                                                                                \
+        }                                                                                          \
         for (int64_t plane = p0; plane < p1; plane++) {                                            \
             const T *xp = PLANE(g, x, plane);                                                      \
             for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
