@@ -60,6 +60,15 @@ typedef struct conv_geom {
     int64_t xs[4], ws[4], bs;           /* strides in elements */
 } conv_geom;
 
+/* One row of the im2col matrix: its tap of the window (column kx, row ky, input channel ci) and
+   the first output position of the unit (oy0, ox0). */
+typedef struct conv_tap {
+    int64_t kx, ky, ci, oy0, ox0;
+} conv_tap;
+
+/* ceil(a / b) for a >= 0, b >= 1, without the division in the common case b = 1. */
+static inline int64_t ceil_div(int64_t a, int64_t b) { return b == 1 ? a : (a + b - 1) / b; }
+
 #define GEMM_DTYPE_float TT_FLOAT32
 #define GEMM_DTYPE_double TT_FLOAT64
 #define GEMM_DTYPE(CT) GEMM_DTYPE_##CT
@@ -119,15 +128,20 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
         }                                                                                         \
     }                                                                                             \
                                                                                                   \
-    /* Row r = (ci * kh + ky) * kw + kx of the im2col matrix for output positions p0 .. p0 + pn - 1 \
-       of one image and group (the input values that tap of the window sees; zero in the         \
-       padding), written into micro-panels as put_run does; x points at the group's first channel \
-       of the image. */                                                                           \
-    ATTR static void im2col_row_##name##_##SUF(const conv_geom *g, const T *x, int64_t r, int64_t p0, int64_t pn, \
+    /* Row (ci * kh + ky) * kw + kx (`tap`) of the im2col matrix for pn output positions from    \
+       (tap->oy0, tap->ox0) of one image and group: the input values that tap of the window sees \
+       (zero in the padding), written into micro-panels as put_run does; x points at the group's \
+       first channel of the image. */                                                             \
+    ATTR static void im2col_row_##name##_##SUF(const conv_geom *g, const T *x, const conv_tap *tap, int64_t pn, \
                                   CT *dst, int64_t NR, int64_t pstride) {                         \
-        const int64_t kx = r % g->kw, ky = r / g->kw % g->kh, ci = r / g->kw / g->kh;            \
-        const T *xc = x + ci * g->xs[1];                                                          \
-        int64_t oy = p0 / g->ow, ox = p0 % g->ow, j = 0;                                          \
+        const int64_t kx = tap->kx, ky = tap->ky;                                                 \
+        const T *xc = x + tap->ci * g->xs[1];                                                     \
+        int64_t oy = tap->oy0, ox = tap->ox0, j = 0;                                              \
+        /* the columns inside the row for a span that starts at ox = 0, found once: every span   \
+           but the first starts there (on a small plane, divisions cost as much as the copies) */ \
+        const int64_t ix_first = kx * g->dw - g->pw;                                              \
+        const int64_t lo_first = ix_first < 0 ? ceil_div(-ix_first, g->sw) : 0;                   \
+        const int64_t hi_first = ix_first < g->w ? ceil_div(g->w - ix_first, g->sw) : 0;          \
         while (j < pn) {                                                                          \
             const int64_t span = g->ow - ox < pn - j ? g->ow - ox : pn - j;                       \
             const int64_t iy = oy * g->sh - g->ph + ky * g->dh;                                   \
@@ -136,8 +150,8 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
             } else {                                                                              \
                 const int64_t ix0 = ox * g->sw - g->pw + kx * g->dw, step = g->sw * g->xs[3];     \
                 /* the positions t whose column ix0 + t * sw lies inside the row */               \
-                int64_t lo = ix0 < 0 ? (-ix0 + g->sw - 1) / g->sw : 0;                            \
-                int64_t hi = ix0 < g->w ? (g->w - ix0 + g->sw - 1) / g->sw : 0;                   \
+                int64_t lo = ox == 0 ? lo_first : ix0 < 0 ? ceil_div(-ix0, g->sw) : 0;            \
+                int64_t hi = ox == 0 ? hi_first : ix0 < g->w ? ceil_div(g->w - ix0, g->sw) : 0;   \
                 lo = lo < span ? lo : span;                                                       \
                 hi = hi < span ? hi : span;                                                       \
                 hi = hi > lo ? hi : lo;                                                           \
@@ -179,6 +193,9 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
                 const int64_t kc = K - pc < CONV_KC ? K - pc : CONV_KC;                           \
                 /* im2col rows [pc, pc + kc) straight into NR-wide micro-panels (row rr of panel  \
                    q at col + q * kc * NR + rr * NR), zero past pn */                             \
+                /* row pc's tap, then the next row's by counting (no divisions per row) */        \
+                conv_tap tap = {.kx = pc % g->kw, .ky = pc / g->kw % g->kh, .ci = pc / g->kw / g->kh, \
+                                .oy0 = p0 / g->ow, .ox0 = p0 % g->ow};                            \
                 for (int64_t rr = 0; rr < kc; rr++) {                                             \
                     const int64_t r = pc + rr;                                                    \
                     CT *dst = col + rr * NR;                                                      \
@@ -186,7 +203,14 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
                         for (int64_t q = 0; q < panels; q++)                                      \
                             for (int64_t t = 0; t < NR; t++) dst[q * kc * NR + t] = 1;            \
                     } else {                                                                      \
-                        im2col_row_##name##_##SUF(g, xg, r, p0, pn, dst, NR, kc * NR);                    \
+                        im2col_row_##name##_##SUF(g, xg, &tap, pn, dst, NR, kc * NR);             \
+                    }                                                                             \
+                    if (++tap.kx == g->kw) {                                                      \
+                        tap.kx = 0;                                                               \
+                        if (++tap.ky == g->kh) {                                                  \
+                            tap.ky = 0;                                                           \
+                            tap.ci++;                                                             \
+                        }                                                                         \
                     }                                                                             \
                     put_run_##name##_##SUF(dst, NR, kc * NR, pn, panels * NR - pn, NULL, 0);              \
                 }                                                                                 \
