@@ -163,10 +163,12 @@ def _batch_norm_grads(grad: Any, x_hat: Any, invstd: Any, weight: Any, training:
     grad_input = new(shape, dtype, "batch_norm_backward") if needs[0] else None
     grad_weight = new((shape[1],), dtype, "batch_norm_backward") if needs[1] else None
     grad_bias = new((shape[1],), dtype, "batch_norm_backward") if needs[2] else None
+    # x_hat and invstd are the forward's own (contiguous: .contiguous() is then free), except
+    # after the tensor-op forward, whose layouts the kernel must not assume
     check(lib.tt_batch_norm_backward(dtype.code, *_ncs(shape), dy.data_ptr(), x_hat.contiguous().data_ptr(),
-                                     invstd.contiguous().data_ptr(),
-                                     _address(weight), int(training), _address(grad_input),
-                                     _address(grad_weight), _address(grad_bias)), "batch_norm_backward")
+                                     invstd.contiguous().data_ptr(), _address(weight), int(training),
+                                     _address(grad_input), _address(grad_weight), _address(grad_bias)),
+          "batch_norm_backward")
     return grad_input, grad_weight, grad_bias
 
 

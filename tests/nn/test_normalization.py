@@ -186,7 +186,7 @@ def test_batch_norm_kernel_large_and_threaded(dtype, training):
 
     with num_threads(2):
         helper_test_grad(arrays, run(tt, F.batch_norm), run(torch, TF.batch_norm),
-                         **({"atol": 2e-3, "rtol": 1e-3} if dtype == np.float32 else _tol(dtype)))
+                         **_tol(dtype))
 
 
 def test_batch_norm_strided_operands():

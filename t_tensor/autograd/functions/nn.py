@@ -329,7 +329,7 @@ class BatchNorm(Function):
     def backward(ctx: Any, grad: Any) -> tuple:
         input, x_hat, mean, invstd, weight = ctx.saved_tensors
         nd = grad.ndim
-        if not grad_mode.STATE.enabled and N._kernel_takes(grad, weight, invstd):  # one C call
+        if not grad_mode.STATE.enabled and N._kernel_takes(grad, weight):  # one C call
             needs = ctx.needs_input_grad
             grad_input, grad_weight, grad_bias = N._batch_norm_grads(grad, x_hat, invstd, weight, ctx.training,
                                                                      (needs[0], needs[3], needs[4]))
