@@ -792,8 +792,7 @@ def test_gemm_kernel_selection():
     import os
 
     default = ffi.string(lib.tt_gemm_kernel_name()).decode()
-    forced_generic = os.environ.get("TT_GENERIC_KERNELS", "") not in ("", "0")
-    assert default == ("generic" if forced_generic else GEMM_KERNELS[-1])  # else the best kernel the CPU has
+    assert default == expected_default_kernel(os.environ.get("TT_GENERIC_KERNELS"))
     assert lib.tt_gemm_set_kernel(b"sse9") == lib.TT_ERR_INVALID_ARG
     assert ffi.string(lib.tt_gemm_kernel_name()).decode() == default
     for kernel in ("avx2", "avx512"):
@@ -920,8 +919,19 @@ def test_gemm_empty_sum_and_nan(gemm_config):
     assert np.isnan(got[2]).all() and not np.isnan(np.delete(got, 2, axis=0)).any()
 
 
+def expected_default_kernel(setting: str | None) -> str:
+    """The kernel products take by default under TT_GENERIC_KERNELS=setting: generic for "1",
+    at most avx2 for "avx2", else the best one the CPU has."""
+    if setting == "1":
+        return "generic"
+    if setting == "avx2":
+        return "avx2" if "avx2" in GEMM_KERNELS else "generic"
+    return GEMM_KERNELS[-1]
+
+
 def test_generic_kernels_environment_variable():
-    """TT_GENERIC_KERNELS=1, read once at the first product, selects the generic micro-kernel."""
+    """TT_GENERIC_KERNELS, read once at the first product: "1" selects the generic micro-kernel,
+    "avx2" the AVX2 one where the CPU has it, "0" the best one."""
     import os
     import subprocess
     import sys
@@ -933,12 +943,10 @@ def test_generic_kernels_environment_variable():
         "assert ((tt.from_numpy(a) @ tt.from_numpy(b)).numpy() == a @ b).all()\n"
         "print(ffi.string(lib.tt_gemm_kernel_name()).decode())\n"
     )
-    env = dict(os.environ, TT_GENERIC_KERNELS="1")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "generic"
-    env["TT_GENERIC_KERNELS"] = "0"
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == GEMM_KERNELS[-1]
+    for setting in ("1", "avx2", "0"):
+        env = dict(os.environ, TT_GENERIC_KERNELS=setting)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == expected_default_kernel(setting)
 
 
 @pytest.mark.parametrize("layouts", [("contiguous", "contiguous"), ("transposed", "sliced"), ("sliced", "transposed")])

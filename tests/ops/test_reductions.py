@@ -501,6 +501,40 @@ def test_long_row_sum_is_pairwise_accurate():
     assert abs(tt.tensor(data).sum().item() - exact) / exact < 1e-6
 
 
+# The float32 row sums of every SIMD path (AVX-512, AVX2, generic C): lengths around the lane
+# count (64) and the block (2048), starts off the 64-byte alignment, values away from zero so that
+# the error bound is tight. Each path runs in its own process: TT_GENERIC_KERNELS is read once.
+SUM_PATHS_SCRIPT = """
+import numpy as np, t_tensor as tt
+rng = np.random.default_rng(3)
+for n in (1, 15, 63, 64, 65, 2047, 2048, 2049, 4113, 100_003, 1 << 20):
+    data = (rng.uniform(-1, 1, n + 3) + 0.5).astype(np.float32)
+    for start in (0, 3):
+        row = data[start:start + n]
+        exact = row.astype(np.float64).sum()
+        # each lane adds at most 32 values in float32 (error <= 31 u sum|x|), then double
+        bound = 31 * 2.0**-24 * np.abs(row).astype(np.float64).sum() + abs(exact) * 2.0**-24
+        got = tt.tensor(data)[start:start + n].sum().item()
+        assert abs(got - exact) <= bound, (n, start, got, exact, bound)
+        mean = tt.tensor(data)[start:start + n].mean().item()
+        assert abs(mean - exact / n) <= bound / n + abs(exact / n) * 2.0**-24, (n, start, mean)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("setting", ["0", "avx2", "1"])
+def test_float32_sum_is_accurate_on_every_simd_path(setting):
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, TT_GENERIC_KERNELS=setting, PYTHONPATH=root)
+    done = subprocess.run([sys.executable, "-c", SUM_PATHS_SCRIPT], env=env, capture_output=True, text=True,
+                          cwd=root)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
 def test_integer_sum_wraps_like_torch():
     data = np.array([2**62, 2**62, 2**62], dtype=np.int64)
     helper_test_op([data], lambda t: t.sum(), ref="torch")

@@ -1,9 +1,10 @@
 /*
  * cpu_features.h: which SIMD paths kernels may take. One answer per feature for the whole process.
  *
- * Each switch is 1 when the CPU has the feature and the environment variable TT_GENERIC_KERNELS is
- * not "1". That variable forces every kernel onto its generic (plain C) path, so that both paths
- * stay reachable for tests on a machine that has AVX2. Each answer is computed at the first call
+ * Each switch is 1 when the CPU has the feature and the environment variable TT_GENERIC_KERNELS
+ * allows it. TT_GENERIC_KERNELS=1 forces every kernel onto its generic (plain C) path and
+ * TT_GENERIC_KERNELS=avx2 turns the AVX-512 paths off, so that every path stays reachable for
+ * tests on a machine that has AVX-512. Each answer is computed at the first call
  * and cached; the environment is read then, not later.
  */
 #ifndef TT_KERNELS_CPU_FEATURES_H

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_features.h"
 #include "gemm_kernels.h"
 #include "half.h"
 #include "tt/tt.h"
@@ -257,18 +258,8 @@ static atomic_int gemm_forced = KERNEL_AUTO;
 static int gemm_detect(void) {
     int choice = atomic_load_explicit(&gemm_detected, memory_order_relaxed);
     if (choice < 0) {
-        const char *env = getenv("TT_GENERIC_KERNELS");
-        choice = KERNEL_GENERIC;
-        if (env == NULL || env[0] == '\0' || strcmp(env, "0") == 0) {
-#if TT_GEMM_X86
-            __builtin_cpu_init();
-            if (__builtin_cpu_supports("avx512f")) {
-                choice = KERNEL_AVX512;
-            } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-                choice = KERNEL_AVX2;
-            }
-#endif
-        }
+        /* cpu_features.h's switches, so TT_GENERIC_KERNELS means the same here as elsewhere */
+        choice = tt_cpu_use_avx512f() ? KERNEL_AVX512 : tt_cpu_use_avx2_fma() ? KERNEL_AVX2 : KERNEL_GENERIC;
         atomic_store_explicit(&gemm_detected, choice, memory_order_relaxed);
     }
     return choice;

@@ -323,6 +323,110 @@ static inline double lse_result(lse_acc a) { return (isinf(a.m) || isnan(a.m)) ?
             lane[k] += OP##_TR_F(LD(T, p + (i + k) * (S)), param);                 \
         }                                                                          \
     }
+/* Plain float32 sums (sum and mean of a contiguous row) on AVX2 or AVX-512: 64 float lanes in
+   4 or 8 vector registers, so that a thread keeps enough loads in flight to sum at memory speed
+   (the 16 lanes above compile to SSE and reach about 40% of it on one core). Blocks of 2048, so
+   each lane still adds at most 32 values before the block's lanes are combined in double (a
+   tree of vector adds); the blocks join a pairwise tree in double. */
+#define SUM_F32_LANES 64
+#define SUM_F32_BLOCK_N 2048
+typedef double (*sum_block_f32_fn)(const float *p, int64_t n);
+
+#if TT_HAVE_X86
+#include <immintrin.h>
+
+/* The high 8 floats of v (AVX-512F only: the float32 extract is AVX-512DQ). */
+__attribute__((target("avx512f"))) static inline __m256 high_f32x8(__m512 v) {
+    return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+}
+
+/* The block's tail (n % 64 elements) goes to lane 0 of the first vector, as in the lanes above. */
+__attribute__((target("avx512f"))) static double sum_block_f32_avx512(const float *p, int64_t n) {
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    int64_t i = 0;
+    for (; i + SUM_F32_LANES <= n; i += SUM_F32_LANES) {
+        s0 = _mm512_add_ps(s0, _mm512_loadu_ps(p + i));
+        s1 = _mm512_add_ps(s1, _mm512_loadu_ps(p + i + 16));
+        s2 = _mm512_add_ps(s2, _mm512_loadu_ps(p + i + 32));
+        s3 = _mm512_add_ps(s3, _mm512_loadu_ps(p + i + 48));
+    }
+    float tail = 0;
+    for (; i < n; i++) {
+        tail += p[i];
+    }
+    const __m512d d0 = _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(s0)),
+                                     _mm512_cvtps_pd(high_f32x8(s0)));
+    const __m512d d1 = _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(s1)),
+                                     _mm512_cvtps_pd(high_f32x8(s1)));
+    const __m512d d2 = _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(s2)),
+                                     _mm512_cvtps_pd(high_f32x8(s2)));
+    const __m512d d3 = _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(s3)),
+                                     _mm512_cvtps_pd(high_f32x8(s3)));
+    return _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(d0, d1), _mm512_add_pd(d2, d3))) + tail;
+}
+
+__attribute__((target("avx2"))) static inline __m256d widen_sum_f32x8(__m256 v) {
+    return _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+}
+
+__attribute__((target("avx2"))) static double sum_block_f32_avx2(const float *p, int64_t n) {
+    __m256 s[8];
+    for (int k = 0; k < 8; k++) {
+        s[k] = _mm256_setzero_ps();
+    }
+    int64_t i = 0;
+    for (; i + SUM_F32_LANES <= n; i += SUM_F32_LANES) {
+        for (int k = 0; k < 8; k++) {
+            s[k] = _mm256_add_ps(s[k], _mm256_loadu_ps(p + i + 8 * k));
+        }
+    }
+    float tail = 0;
+    for (; i < n; i++) {
+        tail += p[i];
+    }
+    __m256d d[4];
+    for (int k = 0; k < 4; k++) {
+        d[k] = _mm256_add_pd(widen_sum_f32x8(s[2 * k]), widen_sum_f32x8(s[2 * k + 1]));
+    }
+    const __m256d t = _mm256_add_pd(_mm256_add_pd(d[0], d[1]), _mm256_add_pd(d[2], d[3]));
+    const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(t), _mm256_extractf128_pd(t, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h))) + tail;
+}
+#endif
+
+/* This CPU's block kernel, or NULL where only the 16-lane code above applies. */
+static sum_block_f32_fn sum_block_f32(void) {
+#if TT_HAVE_X86
+    if (tt_cpu_use_avx512f()) {
+        return sum_block_f32_avx512;
+    }
+    if (tt_cpu_use_avx2()) {
+        return sum_block_f32_avx2;
+    }
+#endif
+    return NULL;
+}
+
+static double pairwise_sum_f32(sum_block_f32_fn block, const float *p, int64_t n) {
+    if (n <= SUM_F32_BLOCK_N) {
+        return block(p, n);
+    }
+    const int64_t half = (n / 2) & ~(int64_t)(SUM_F32_LANES - 1);
+    return pairwise_sum_f32(block, p, half) + pairwise_sum_f32(block, p + half, n - half);
+}
+
+/* Which ops sum the values themselves (their transform is the identity). */
+#define SUM_PLAIN 1
+#define MEAN_PLAIN 1
+#define NANSUM_PLAIN 0
+#define ANY_PLAIN 0
+#define ALL_PLAIN 0
+#define COUNT_NONZERO_PLAIN 0
+#define NORM_L0_PLAIN 0
+#define NORM_L1_PLAIN 0
+#define NORM_L2_PLAIN 0
+#define NORM_LP_PLAIN 0
+
 #define SUMF_ROW_F(OP, name, T, LD)                                                             \
     static double pairwise_##OP##_##name(const char *p, int64_t n, int64_t s, double param) {  \
         (void)param;                                                                           \
@@ -350,6 +454,13 @@ static inline double lse_result(lse_acc a) { return (isinf(a.m) || isnan(a.m)) ?
     static void row_##OP##_##name(void *acc, const char *p, int64_t n, int64_t s, int64_t base, \
                                   double param) {                                              \
         (void)base;                                                                            \
+        if (OP##_PLAIN && __builtin_types_compatible_p(T, float) && s == (int64_t)sizeof(T)) {  \
+            const sum_block_f32_fn block = sum_block_f32();                                    \
+            if (block != NULL) {                                                               \
+                *(double *)acc += pairwise_sum_f32(block, (const float *)p, n);                \
+                return;                                                                        \
+            }                                                                                  \
+        }                                                                                      \
         *(double *)acc += pairwise_##OP##_##name(p, n, s, param);                              \
     }
 
