@@ -875,7 +875,7 @@ def test_gemm_block_edges(gemm_config, mnk):
 def test_gemm_accumulates_into_c(gemm_config):
     """tt_gemm with accumulate=1 (the convolution's bias path) adds to C, over several k blocks."""
     rng = np.random.default_rng(5)
-    for m, n, k in [(37, 45, 600), (13, 4100, 1100)]:
+    for m, n, k in [(37, 45, 600), (13, 4100, 1100), (37, 600, 1000)]:  # the last: column units, 2 k blocks
         a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
         b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
         c = rng.uniform(-1, 1, (m, n)).astype(np.float32)
@@ -883,6 +883,31 @@ def test_gemm_accumulates_into_c(gemm_config):
         pa, pb, pc = (ffi.cast("uintptr_t", x.ctypes.data) for x in (a, b, c))
         assert lib.tt_gemm(lib.TT_FLOAT32, m, n, k, pa, k, 1, pb, n, 1, pc, n, 1, 1) == 0
         np.testing.assert_allclose(c.astype(np.float64), want, rtol=1e-5, atol=1e-6 * 4 * (k + 1))
+
+
+# Shapes that two threads split by rows (n past NC), by column units over all of k, and by column
+# units over k's two KC slices one at a time: each must give the one-thread result bit for bit.
+THREAD_SPLIT_SIZES = [(13, 4100, 1100), (300, 200, 300), (37, 600, 1000), (256, 784, 512)]
+
+
+@pytest.mark.parametrize("kernel", GEMM_KERNELS)
+def test_gemm_result_does_not_depend_on_thread_count(kernel):
+    rng = np.random.default_rng(11)
+    before = tt.get_num_threads()
+    assert lib.tt_gemm_set_kernel(kernel.encode()) == 0
+    try:
+        for m, n, k in THREAD_SPLIT_SIZES:
+            for dtype in (np.float32, np.float64):
+                a = tt.from_numpy(rng.uniform(-1, 1, (m, k)).astype(dtype))
+                b = tt.from_numpy(rng.uniform(-1, 1, (k, n)).astype(dtype))
+                results = []
+                for threads in (1, 2):
+                    tt.set_num_threads(threads)
+                    results.append((a @ b).numpy())
+                assert np.array_equal(results[0], results[1]), (m, n, k, dtype)
+    finally:
+        lib.tt_gemm_set_kernel(ffi.NULL)
+        tt.set_num_threads(before)
 
 
 def test_gemm_1000(gemm_config):

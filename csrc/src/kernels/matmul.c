@@ -218,7 +218,9 @@ static const run_fn run_table[TT_NUM_DTYPES] = {MATMUL_DTYPES(REGISTER_GEMM)};
  * generic x86-64). TT_GENERIC_KERNELS=1 in the environment (read once) or tt_gemm_force_generic(1)
  * selects the generic one; tt_gemm_set_kernel names one explicitly (tests, benchmarks).
  *
- * Threads: the B panel is packed once per (jc, pc) by all threads (disjoint micro-panels) and is
+ * Threads: when each thread's share of B (one column range per thread) fits its core's L2, one
+ * column unit per thread packs its share and multiplies all rows by it (column_task). Otherwise
+ * the B panel is packed once per (jc, pc) by all threads (disjoint micro-panels) and is
  * then shared read-only; the (m, nc) tile is cut into about 4 units per thread (rows in whole MR
  * micro-rows, and also columns in whole NR micro-panels when m is small), claimed dynamically
  * through tt_parallel_for, so a thread the OS (or the hypervisor) holds up leaves its share to the
@@ -236,6 +238,10 @@ static const run_fn run_table[TT_NUM_DTYPES] = {MATMUL_DTYPES(REGISTER_GEMM)};
 #else
 #define TT_GEMM_X86 0
 #endif
+
+/* A thread's share of a packed B panel that stays in its core's L2 alongside an A block: half of
+   a 2 MiB L2, all of a 1 MiB one. */
+#define GEMM_L2_SHARE_BYTES ((int64_t)1 << 20)
 
 /* Below this many multiply-adds a product runs on one thread. */
 #define GEMM_PARALLEL_MIN_FLOPS ((int64_t)1 << 17)
@@ -440,6 +446,9 @@ DEFINE_AVX2_UKR(double, __m256d, pd, 4, 8)
         const T *a0 = ap, *a4 = ap + 4 * lda, *a8 = (MR) > 8 ? ap + 8 * lda : ap;                  \
         for (int64_t p = 0; p < kc; p++) {                                                         \
             const V b0 = _mm512_loadu_##S(bp), b1 = _mm512_loadu_##S(bp + (W));                    \
+            _mm_prefetch((const char *)(bp + 16 * ldb), _MM_HINT_T0);                              \
+            _mm_prefetch((const char *)(bp + 16 * ldb + (W)), _MM_HINT_T0);                        \
+            _mm_prefetch((const char *)(a0 + 16 * astep), _MM_HINT_T0);                            \
             V a;                                                                                   \
             AVX512_ROWS##MR(AVX512_ROW, S, V)                                                       \
             a0 += astep;                                                                           \
@@ -774,6 +783,27 @@ static void scratch_give(void *p) {
         tt_slot_give(&s->slots, slot);                                                                \
     }                                                                                              \
                                                                                                    \
+    /* Column units (see gemm_run): unit un of tn packs its own micro-panels of B, every k slice, \
+       then multiplies all of A's rows by them, so its share of B is packed into and stays in the \
+       L2 of the core that uses it. */                                                            \
+    static void column_task_##TAG(int64_t begin, int64_t end, void *ctx) {                         \
+        par_##TAG *s = ctx;                                                                        \
+        const int64_t step = kslice_##TAG(s->kb), slices = (s->kb + step - 1) / step;              \
+        const int slot = tt_slot_take(&s->slots, s->workers);                                      \
+        T *apack = s->apacks + slot * (int64_t)(MC) * (KC);                                        \
+        for (int64_t un = begin; un < end; un++) {                                                 \
+            const int64_t q0 = s->panels * un / s->tn, q1 = s->panels * (un + 1) / s->tn;          \
+            if (q0 == q1) {                                                                        \
+                continue;                                                                          \
+            }                                                                                      \
+            for (int64_t slice = 0; slice < slices; slice++) {                                     \
+                pack_b_task_##TAG(slice * s->panels + q0, slice * s->panels + q1, s);              \
+            }                                                                                      \
+            macro_##TAG(s->pr, s->ukr, s->bpack, apack, s->pb, s->kb, s->jc, s->nc, 0, s->pr->m, q0, q1); \
+        }                                                                                          \
+        tt_slot_give(&s->slots, slot);                                                             \
+    }                                                                                              \
+                                                                                                   \
     /* The k rows of B packed at once for a panel of nc columns: all of k when the packed panel   \
        stays within GEMM_BPACK_ELEMS, else a multiple of KC that does. */                          \
     static int64_t k_block_##TAG(int64_t k, int64_t nc) {                                          \
@@ -803,17 +833,39 @@ static void scratch_give(void *p) {
             s.jc = jc;                                                                             \
             s.nc = pr->n - jc < (NC) ? pr->n - jc : (NC);                                          \
             s.panels = (s.nc + (NR) - 1) / (NR);                                                   \
-            if (workers > 1) {                                                                     \
+            int64_t kb_max = k_block_##TAG(pr->k, s.nc);                                           \
+            int columns = 0;                                                                       \
+            if (workers > 1 && s.panels >= 2 * workers && kb_max == pr->k) {                       \
+                /* Column units when each thread's share of B fits its L2: for all of k, or for   \
+                   each of k's two KC slices packed one at a time (the same slices, in the same   \
+                   order, as one block: results stay the same on any thread count). */            \
+                const int64_t step = kslice_##TAG(pr->k);                                          \
+                const int64_t row_bytes = (s.panels + workers - 1) / workers * (NR) * (int64_t)sizeof(T); \
+                const int64_t fit_rows = GEMM_L2_SHARE_BYTES / row_bytes;                          \
+                if (fit_rows >= pr->k) {                                                           \
+                    columns = 1;                                                                   \
+                } else if (fit_rows >= step && pr->k <= 2 * step) {                                \
+                    columns = 1;                                                                   \
+                    kb_max = step;                                                                 \
+                }                                                                                  \
+            }                                                                                      \
+            if (columns) {                                                                         \
+                s.tn = workers;                                                                    \
+            } else if (workers > 1) {                                                              \
                 const int64_t tn = s.tm >= want ? 1 : (want + s.tm - 1) / s.tm;                    \
                 s.tn = tn < s.panels ? tn : s.panels;                                              \
             }                                                                                      \
-            const int64_t kb_max = k_block_##TAG(pr->k, s.nc);                                     \
             for (int64_t pb = 0; pb < pr->k; pb += kb_max) {                                       \
                 s.pb = pb;                                                                         \
                 s.kb = pr->k - pb < kb_max ? pr->k - pb : kb_max;                                  \
                 const int64_t step = kslice_##TAG(s.kb);                                           \
                 const int64_t items = (s.kb + step - 1) / step * s.panels; /* slices x panels */   \
-                if (workers > 1) {                                                                 \
+                if (columns) {                                                                     \
+                    /* One column unit per thread, which packs its share of B itself. On 2     \
+                       threads, (256, 512) @ (512, 784): ~210 -> ~255 GFLOP/s, 1024^3: ~290 ->     \
+                       ~305, against row units, each of which reads all of B from L3. */           \
+                    tt_parallel_for(workers, 1, column_task_##TAG, &s);                            \
+                } else if (workers > 1) {                                                          \
                     tt_parallel_for(items, 8, pack_b_task_##TAG, &s);                              \
                     tt_parallel_for(s.tm * s.tn, 1, macro_task_##TAG, &s);                         \
                 } else {                                                                           \
