@@ -93,6 +93,25 @@ def _gemm(a: TensorImpl, a_strides: tuple, b: TensorImpl, b_strides: tuple, batc
     return result
 
 
+def _linear(input: TensorImpl, weight: TensorImpl, bias: TensorImpl | None) -> Any:
+    """``input @ weight.T + bias`` for a 2-D input (m, k), weight (n, k) and bias (n,) or None,
+    all of one float dtype and no size 0, in one C call (no autograd: see nn.functional.linear).
+    The weight is read transposed where it lies; the result starts as the broadcast bias and the
+    product is added to it (tt_matmul's accumulate), as PyTorch's addmm does, instead of a second
+    pass over the result to add the bias."""
+    m, k = input._shape
+    n = weight._shape[0]
+    result = type(input)._empty((m, n), input._dtype, "linear")
+    if bias is not None:
+        result.copy_(bias._view((m, n), (0, bias._strides[0]), bias._offset))
+    status = lib.tt_matmul(
+        input._dtype.code, 0, (), m, n, k, input.data_ptr(), input._strides,
+        weight.data_ptr(), (weight._strides[1], weight._strides[0]), result.data_ptr(), (n, 1), int(bias is not None),
+    )
+    check(status, "linear")
+    return result
+
+
 def _finish(fn: str, result: Any, out: Any) -> Any:
     """Return ``result``, or copy it into the caller's ``out`` (same shape and dtype required)."""
     if out is None:

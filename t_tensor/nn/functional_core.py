@@ -38,9 +38,10 @@ from typing import Any
 
 from t_tensor import dtypes
 from t_tensor import elementwise as E
+from t_tensor import linalg as L
 from t_tensor import reductions as R
-from t_tensor.autograd.function import Function
-from t_tensor.autograd.grad_mode import no_grad
+from t_tensor.autograd.function import FUNCTIONS, TRACE_HOOKS, Function
+from t_tensor.autograd.grad_mode import no_grad, wants_grad
 from t_tensor.creation import arange, rand, zeros
 from t_tensor.tensor import Tensor
 
@@ -84,10 +85,29 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
         raise RuntimeError(f"linear: input of shape {input.shape} cannot be multiplied by a weight of shape "
                            f"{weight.shape} (in_features {weight.shape[-1]})")
+    if bias is not None:
+        _tensor_arg(bias, "bias", "linear")
+    if _one_gemm_linear(input, weight, bias):
+        if wants_grad(input, weight, bias):
+            return FUNCTIONS["Linear"].apply(input, weight, bias)
+        return L._linear(input, weight, bias)
     result = input @ (weight.mT if weight.ndim == 2 else weight)
     if bias is not None:
-        result = result + _tensor_arg(bias, "bias", "linear")
+        result = result + bias
     return result
+
+
+def _one_gemm_linear(input: Any, weight: Any, bias: Any) -> bool:
+    """Whether ``linear`` is one GEMM with the bias in it (``L._linear``): a 2-D input and weight, a
+    1-D bias of out_features or none, one float32/float64 dtype, no size 0, and no graph trace
+    running (a trace records the product and the add, which the graph passes fuse into a Gemm)."""
+    dtype = input._dtype
+    return (
+        input.ndim == 2 and weight.ndim == 2 and dtype in (dtypes.float32, dtypes.float64)
+        and weight._dtype is dtype and 0 not in input._shape and weight._shape[0] > 0
+        and (bias is None or (bias._dtype is dtype and bias._shape == weight._shape[:1]))
+        and not TRACE_HOOKS
+    )
 
 
 def relu(input: Any, inplace: bool = False) -> Any:
@@ -470,10 +490,33 @@ def nll_loss(input: Any, target: Any, weight: Any = None, ignore_index: int = -1
     return _nll(input, target, weight, ignore_index, _check_reduction(reduction), 0.0, "nll_loss")
 
 
+def _picked_log_probabilities(logp: Any, target: Any, ignore_index: int, fn: str) -> Any:
+    """``logp[n, target[n]]`` for the common case, a batch ``(N, C)`` of log-probabilities and
+    int64 class indices ``(N,)`` of which none equals ``ignore_index``, through one gather (a
+    primitive with its own backward): a few ops instead of the one-hot mask's twenty. None when the
+    case is another one (the general path then checks and computes it)."""
+    if logp.ndim != 2 or target.ndim != 1 or target._dtype is not dtypes.int64 or target.shape[0] != logp.shape[0]:
+        return None
+    if target.shape[0] == 0:
+        return None
+    low, high = target.min().item(), target.max().item()
+    if low <= ignore_index <= high:
+        return None  # some target may be ignored
+    if low < 0 or high >= logp.shape[1]:
+        raise IndexError(f"{fn}: Target {low if low < 0 else high} is out of bounds.")
+    return logp.gather(1, target.unsqueeze(1)).squeeze(1)
+
+
 def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str, label_smoothing: float,
          fn: str) -> Any:
     """nll_loss of log-probabilities and class indices, mixed with the uniform-target loss
     ``-sum(logp * weight) / C`` when ``label_smoothing`` (PyTorch's formula for cross_entropy)."""
+    if weight is None and not label_smoothing:
+        picked = _picked_log_probabilities(logp, target, ignore_index, fn)
+        if picked is not None:
+            if reduction == "none":
+                return -picked
+            return -picked.sum() if reduction == "sum" else -picked.mean()
     onehot, valid, classes = _class_targets(logp, target, ignore_index, fn)
     class_dim = 0 if logp.ndim == 1 else 1
     weight = _class_weight(weight, classes, fn)

@@ -99,6 +99,66 @@ def test_linear_errors() -> None:
         tt.nn.Linear(1, 2, device="cuda")
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_linear_one_gemm_path_matches_torch(dtype) -> None:
+    """A 2-D input takes one GEMM with the bias in it (one LinearBackward node); a weight that is a
+    transposed or sliced view, and an input that is, read where they lie; every gradient matches
+    torch's and the weight's is contiguous (what the leaf keeps without a copy)."""
+    atol, rtol = TOL[dtype]
+    x, w, b = _values((33, 20), dtype, 1), _values((20, 40), dtype, 2), _values((17,), dtype, 3)
+    views = [
+        (lambda t: t, lambda t: t[:, :17].T),                 # the weight as a transposed (in, out) block
+        (lambda t: t[::2], lambda t: t[:, 1:35:2].T),         # sliced input, strided weight
+    ]
+    for input_view, weight_view in views:
+        got = [tt.tensor(v, requires_grad=True) for v in (x, w, b)]
+        want = [torch.tensor(v, requires_grad=True) for v in (x, w, b)]
+        y = F.linear(input_view(got[0]), weight_view(got[1]), got[2])
+        ty = torch.nn.functional.linear(input_view(want[0]), weight_view(want[1]), want[2])
+        assert type(y.grad_fn).__name__ == "LinearBackward"
+        np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), atol=atol, rtol=rtol)
+        seed = _values(tuple(ty.shape), dtype, 4)
+        y.backward(tt.tensor(seed))
+        ty.backward(torch.tensor(seed))
+        for a, t in zip(got, want, strict=True):
+            np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), atol=atol, rtol=rtol)
+        with tt.no_grad():
+            plain = F.linear(input_view(got[0]), weight_view(got[1]), got[2])
+        assert plain.grad_fn is None and np.array_equal(plain.numpy(), y.detach().numpy())
+    layer = tt.nn.Linear(20, 6, dtype=tt.float64 if dtype == np.float64 else tt.float32)
+    layer(tt.tensor(x)).sum().backward()
+    assert layer.weight.grad.is_contiguous() and layer.weight.grad.shape == (6, 20)
+
+
+def test_linear_other_cases_keep_the_composite_path() -> None:
+    """Batched inputs, a broadcasting 2-D bias and integer tensors take the product and the add,
+    as before (and as torch does for a batched input)."""
+    x, w = tt.ones(2, 3, 4, requires_grad=True), tt.ones(5, 4, requires_grad=True)
+    assert type(F.linear(x, w, tt.zeros(5)).grad_fn).__name__ == "AddBackward"
+    assert type(F.linear(x[0], w, tt.zeros(1, 5)).grad_fn).__name__ == "AddBackward"
+    assert F.linear(tt.ones(2, 3, dtype=tt.int64), tt.ones(4, 3, dtype=tt.int64), tt.ones(4, dtype=tt.int64)).tolist() \
+        == [[4] * 4] * 2
+    with pytest.raises(RuntimeError, match="same dtype"):
+        F.linear(tt.ones(2, 3), tt.ones(4, 3, dtype=tt.float64))
+
+
+def test_matmul_gradient_of_a_transposed_weight_is_contiguous() -> None:
+    """x @ w.T: w's gradient is computed as the transpose of the transposed product, so the
+    transpose's backward hands w a contiguous gradient, as in PyTorch."""
+    x, w = _values((6, 5), np.float64, 1), _values((4, 5), np.float64, 2)
+    got_x, got_w = tt.tensor(x, requires_grad=True), tt.tensor(w, requires_grad=True)
+    want_x, want_w = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    (got_x @ got_w.T).square().sum().backward()
+    (want_x @ want_w.T).square().sum().backward()
+    assert got_w.grad.is_contiguous()
+    np.testing.assert_allclose(got_w.grad.numpy(), want_w.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(got_x.grad.numpy(), want_x.grad.numpy(), rtol=1e-12)
+    a, b = tt.tensor(x.T.copy(), requires_grad=True), tt.tensor(w, requires_grad=True)
+    (a.T @ b.T).sum().backward()  # a transposed first operand too
+    assert a.grad.is_contiguous()
+    np.testing.assert_allclose(a.grad.numpy(), (np.ones((6, 4)) @ w).T, rtol=1e-12)
+
+
 # ---------------------------------------------------------------------- activations, Flatten, Identity
 
 ACTIVATIONS = [
