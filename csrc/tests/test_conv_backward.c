@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "tt/kernels/conv.h"
 #include "tt/kernels/conv_backward.h"
 
 static uint64_t rng_state = 0xD1B54A32D192ED03ull;
@@ -312,8 +313,93 @@ static void test_bad_arguments(void) {
                  TT_ERR_OVERFLOW, "huge planes");
 }
 
+/* Tiny planes (stride 1, dilation 1, one group, output planes of at most 16 positions): float32
+   forward, dx and dW take conv.c's tiny-plane kernels on a CPU with AVX-512 (the forward and dx
+   its plane kernel, dW its register sums) and the general code elsewhere; all must match the naive
+   loops. Values are quarters, so every sum is exact in float32. Strided operands, output channel
+   counts on both sides of the kernels' blocks of 16, windows of 1 to 25 taps. */
+static void test_tiny_planes_float32(void) {
+    const int64_t geometries[][6] = {   /* h, w, kh, kw, ph, pw */
+        {4, 4, 3, 3, 1, 1}, {2, 2, 3, 3, 1, 1}, {1, 3, 1, 3, 0, 1}, {3, 5, 2, 3, 0, 0}, {2, 2, 5, 5, 2, 2},
+        {4, 4, 1, 1, 0, 0}, {3, 3, 3, 3, 0, 0}, {1, 1, 3, 3, 1, 1}, {4, 2, 3, 2, 1, 0},
+    };
+    const int64_t channel_counts[][2] = {{1, 1}, {5, 17}, {16, 33}, {3, 16}};
+    for (size_t gi = 0; gi < sizeof geometries / sizeof geometries[0]; gi++) {
+        for (size_t ci_ = 0; ci_ < sizeof channel_counts / sizeof channel_counts[0]; ci_++) {
+            const int64_t h = geometries[gi][0], w = geometries[gi][1], kh = geometries[gi][2], kw = geometries[gi][3];
+            const int64_t ph = geometries[gi][4], pw = geometries[gi][5];
+            const int64_t c_in = channel_counts[ci_][0], c_out = channel_counts[ci_][1], n = 3;
+            const int64_t oh = h + 2 * ph - kh + 1, ow = w + 2 * pw - kw + 1;
+            strided x = make(n, c_in, h, w), wt = make(c_out, c_in, kh, kw), gy = make(n, c_out, oh, ow);
+            float *fx = as_float(&x), *fw = as_float(&wt), *fg = as_float(&gy);
+            float *out = malloc((size_t)(n * c_out * oh * ow) * sizeof(float));
+            float *gx = malloc((size_t)(n * c_in * h * w) * sizeof(float));
+            float *gw = malloc((size_t)(c_out * c_in * kh * kw) * sizeof(float));
+            double *ref_out = calloc((size_t)(n * c_out * oh * ow), sizeof(double));
+            double *ref_gx = calloc((size_t)(n * c_in * h * w), sizeof(double));
+            double *ref_gw = calloc((size_t)(c_out * c_in * kh * kw), sizeof(double));
+            const int64_t ones[2] = {1, 1}, padding[2] = {ph, pw}, out_size[2] = {oh, ow};
+            CHECK_STATUS(tt_conv2d(TT_FLOAT32, x.shape, (uintptr_t)fx, x.strides, wt.shape, (uintptr_t)fw, wt.strides, 0,
+                                   0, ones, padding, ones, 1, out_size, (uintptr_t)out), TT_OK, "tiny conv2d");
+            CHECK_STATUS(tt_conv2d_backward_input(TT_FLOAT32, gy.shape, (uintptr_t)fg, gy.strides, wt.shape,
+                                                  (uintptr_t)fw, wt.strides, ones, padding, ones, 1, x.shape,
+                                                  (uintptr_t)gx), TT_OK, "tiny backward_input");
+            CHECK_STATUS(tt_conv2d_backward_weight(TT_FLOAT32, x.shape, (uintptr_t)fx, x.strides, gy.shape,
+                                                   (uintptr_t)fg, gy.strides, ones, padding, ones, 1, wt.shape,
+                                                   (uintptr_t)gw), TT_OK, "tiny backward_weight");
+            for (int64_t b = 0; b < n; b++) {
+                for (int64_t co = 0; co < c_out; co++) {
+                    for (int64_t oy = 0; oy < oh; oy++) {
+                        for (int64_t ox = 0; ox < ow; ox++) {
+                            const double g = at(&gy, b, co, oy, ox);
+                            double *o = ref_out + ((b * c_out + co) * oh + oy) * ow + ox;
+                            for (int64_t ci = 0; ci < c_in; ci++) {
+                                for (int64_t ky = 0; ky < kh; ky++) {
+                                    for (int64_t kx = 0; kx < kw; kx++) {
+                                        const int64_t iy = oy - ph + ky, ix = ox - pw + kx;
+                                        if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
+                                            continue;
+                                        }
+                                        *o += at(&x, b, ci, iy, ix) * at(&wt, co, ci, ky, kx);
+                                        ref_gx[((b * c_in + ci) * h + iy) * w + ix] += g * at(&wt, co, ci, ky, kx);
+                                        ref_gw[((co * c_in + ci) * kh + ky) * kw + kx] += g * at(&x, b, ci, iy, ix);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            double worst = 0;
+            for (int64_t i = 0; i < n * c_out * oh * ow; i++) {
+                worst = fmax(worst, fabs(out[i] - ref_out[i]));
+            }
+            for (int64_t i = 0; i < n * c_in * h * w; i++) {
+                worst = fmax(worst, fabs(gx[i] - ref_gx[i]));
+            }
+            for (int64_t i = 0; i < c_out * c_in * kh * kw; i++) {
+                worst = fmax(worst, fabs(gw[i] - ref_gw[i]));
+            }
+            CHECK(worst == 0, "tiny planes %zu/%zu: off by %g (quarters: exact in float32)", gi, ci_, worst);
+            free(x.data);
+            free(wt.data);
+            free(gy.data);
+            free(fx);
+            free(fw);
+            free(fg);
+            free(out);
+            free(gx);
+            free(gw);
+            free(ref_out);
+            free(ref_gx);
+            free(ref_gw);
+        }
+    }
+}
+
 int main(void) {
     test_conv_backward_random();
+    test_tiny_planes_float32();
     test_avg_pool_backward_random();
     test_float16_conv();
     test_bad_arguments();

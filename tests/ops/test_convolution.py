@@ -606,7 +606,10 @@ def test_conv_blocking_edges_on_every_micro_kernel(kernel, threads, dtype):
 # * groups 1 with at most 160 taps per window: conv.c's direct kernel (16 output channels in
 #   registers, masked loads at the borders);
 # * depthwise (groups == C_in, any channel multiplier): conv.c's depthwise kernel (16-column chunks
-#   of each output row).
+#   of each output row);
+# * groups 1 with an output plane of at most 16 positions whose zero-padded input plane fits 32
+#   floats, any number of taps: conv.c's tiny-plane kernel (a whole plane per register), for the
+#   forward and for dx (through the flipped weights); dW by sums in registers up to 16 taps.
 
 DIRECT_CASES = [
     # (x shape, w shape, padding, groups): rows narrower and wider than 16 columns, c_out below, at
@@ -628,6 +631,13 @@ DIRECT_CASES = [
     ((2, 5, 4, 16), (5, 1, 1, 7), (0, 3), 5),
     ((1, 2, 8, 8), (8, 1, 3, 2), (1, 0), 2),
     ((3, 6, 2, 130), (6, 1, 2, 3), 0, 6),
+    # tiny planes
+    ((4, 16, 4, 4), (32, 16, 3, 3), 1, 1),       # the digits CNN's second convolution (fewer images)
+    ((3, 5, 2, 2), (17, 5, 3, 3), 1, 1),
+    ((2, 3, 1, 3), (16, 3, 1, 3), (0, 1), 1),
+    ((2, 2, 2, 2), (33, 2, 5, 5), 2, 1),         # 25 taps: dW by the general code
+    ((2, 40, 3, 3), (4, 40, 3, 3), 0, 1),        # 360 taps, past the direct kernel's limit
+    ((2, 3, 4, 2), (9, 3, 3, 2), (1, 0), 1),
 ]
 
 

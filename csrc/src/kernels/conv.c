@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv_internal.h"
 #include "cpu_features.h"
 #include "gemm_kernels.h"
 
@@ -443,8 +444,245 @@ __attribute__((target("avx512f"))) static void direct_rows(int64_t begin, int64_
     }
 }
 
+/* Tiny planes (an output plane of at most 16 positions, stride 1, dilation 1: the 4 x 4 and 2 x 2
+   planes at the end of a small CNN). The direct kernel above wants a row of at least 8 outputs;
+   im2col costs a copy per (tap, output row) there, for a GEMM with 16 columns. Instead the whole
+   output plane of a channel is one vector: the input plane is laid out zero-padded with row pitch
+   w + pw (the right padding of a row is the left padding of the next: pw zeros serve both), which
+   takes (h + 2 ph) * (w + pw) + pw <= 32 floats, two registers. The values one tap of the window
+   sees at the 16 output positions are then one two-register permute of that layout (indices
+   y * pitch + x plus the tap's offset ky * pitch + kx), and each tap is one FMA per output
+   channel, as in the direct kernel. */
+static int plane_layout_fits(const conv_geom *g) {
+    const int64_t pitch = g->w + g->pw;
+    return g->oh * g->ow <= 16 && g->oh >= 1 && g->ow >= 1 && g->oh == g->h + 2 * g->ph - g->kh + 1
+           && g->ow == g->w + 2 * g->pw - g->kw + 1 && (g->h + 2 * g->ph) * pitch + g->pw <= 32;
+}
+
+static int plane_applies(const conv_geom *g) {
+    /* no limit on the taps: each costs one permute and one FMA per channel, where im2col would
+       copy the tap's row for a GEMM of 16 columns */
+    return g->groups == 1 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 && plane_layout_fits(g)
+           && strcmp(tt_gemm_kernel_name(), "avx512") == 0;
+}
+
+static conv_geom plane_geom(int64_t n, int64_t c_in, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t ph,
+                            int64_t pw) {
+    return (conv_geom){.n = n, .c_in = c_in, .h = h, .w = w, .cin_g = c_in, .kh = kh, .kw = kw, .groups = 1,
+                       .oh = h + 2 * ph - kh + 1, .ow = w + 2 * pw - kw + 1,
+                       .sh = 1, .sw = 1, .ph = ph, .pw = pw, .dh = 1, .dw = 1};
+}
+
+int tt_conv2d_plane_kernel(int64_t c_in, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t ph, int64_t pw) {
+    const conv_geom g = plane_geom(0, c_in, h, w, kh, kw, ph, pw);
+    return plane_applies(&g);
+}
+
+/* The permute indices of the output positions in the padded layout: y * pitch + x for p = y * ow
+   + x < P; lanes past P read element 0 (and are never stored). */
+__attribute__((target("avx512f"))) static __m512i plane_positions(const conv_geom *g) {
+    const int64_t P = g->oh * g->ow, pitch = g->w + g->pw;
+    int32_t positions[16] = {0};
+    for (int64_t p = 0; p < P; p++) {
+        positions[p] = (int32_t)(p / g->ow * pitch + p % g->ow);
+    }
+    return _mm512_loadu_si512(positions);
+}
+
+/* One input plane (image b, channel ci) in the zero-padded layout, as two registers. */
+__attribute__((target("avx512f"))) static inline void load_padded_plane(const conv_geom *g, const float *x,
+                                                                       int64_t b, int64_t ci, __m512 *lo,
+                                                                       __m512 *hi) {
+    const int64_t pitch = g->w + g->pw;
+    float padded[32] = {0};
+    const float *plane = x + b * g->xs[0] + ci * g->xs[1];
+    for (int64_t r = 0; r < g->h; r++) {
+        for (int64_t c = 0; c < g->w; c++) {
+            padded[(r + g->ph) * pitch + c + g->pw] = plane[r * g->xs[2] + c * g->xs[3]];
+        }
+    }
+    *lo = _mm512_loadu_ps(padded);
+    *hi = _mm512_loadu_ps(padded + 16);
+}
+
+/* Units are (image, channel block). */
+__attribute__((target("avx512f"))) static void direct_planes(int64_t begin, int64_t end, void *ctx) {
+    const direct_job *j = ctx;
+    const conv_geom *g = j->g;
+    const int64_t taps = g->cin_g * g->kh * g->kw, P = g->oh * g->ow, pitch = g->w + g->pw;
+    const __m512i index = plane_positions(g);
+    const __mmask16 store_mask = (__mmask16)((1u << P) - 1u);
+    for (int64_t u = begin; u < end; u++) {
+        const int64_t cb = u % j->blocks, b = u / j->blocks;
+        const float *wt = j->wpad + cb * taps * DIRECT_CO, *bb = j->bpad + cb * DIRECT_CO;
+        const int64_t channels = g->c_out - cb * DIRECT_CO < DIRECT_CO ? g->c_out - cb * DIRECT_CO : DIRECT_CO;
+        __m512 acc[DIRECT_CO];
+#pragma GCC unroll 16
+        for (int c = 0; c < DIRECT_CO; c++) {
+            acc[c] = _mm512_set1_ps(bb[c]);
+        }
+        for (int64_t ci = 0; ci < g->cin_g && j->x != NULL; ci++) {   /* no x: an empty input */
+            __m512 lo, hi;
+            load_padded_plane(g, j->x, b, ci, &lo, &hi);
+            for (int64_t ky = 0; ky < g->kh; ky++) {
+                for (int64_t kx = 0; kx < g->kw; kx++, wt += DIRECT_CO) {
+                    const __m512i at = _mm512_add_epi32(index, _mm512_set1_epi32((int)(ky * pitch + kx)));
+                    const __m512 v = _mm512_permutex2var_ps(lo, at, hi);
+#pragma GCC unroll 16
+                    for (int c = 0; c < DIRECT_CO; c++) {
+                        acc[c] = _mm512_fmadd_ps(v, _mm512_set1_ps(wt[c]), acc[c]);
+                    }
+                }
+            }
+        }
+        float *ob = j->out + (b * g->c_out + cb * DIRECT_CO) * P;
+#pragma GCC unroll 16
+        for (int c = 0; c < DIRECT_CO; c++) {
+            if (c < channels) {
+                _mm512_mask_storeu_ps(ob + c * P, store_mask, acc[c]);
+            }
+        }
+    }
+}
+
+/* The weight gradient of a tiny-plane convolution, direct: dW[o][ci][tap] = sum over images and
+   output positions p of dy[b][o][p] * xpad[b][ci][p + offset(tap)]. A unit is (block of 16 output
+   channels, input channel): it keeps the unit's 16 x taps sums in `taps` registers (lanes = output
+   channels) and, for every image and position, adds the 16 channels' dy (one load from dy laid
+   out as [image][position][channel]) times each tap's input value (a broadcast from the padded
+   plane). No im2col matrix and no reduction across threads: every unit writes its own part of dW,
+   in a fixed order, so the result does not depend on the thread count. */
+typedef struct plane_wgrad_job {
+    const conv_geom *g;
+    const float *xpad;   /* [image][ci][32]: the padded planes */
+    const float *gt;     /* [image][p][mpad]: dy with channels innermost, zero past c_out */
+    float *gw;           /* (c_out, c_in, kh, kw), contiguous */
+    int64_t mpad;        /* c_out rounded up to 16 */
+} plane_wgrad_job;
+
+typedef struct plane_prep_job {
+    const conv_geom *g;
+    const float *x, *gy;
+    const int64_t *gs;
+    float *xpad, *gt;
+    int64_t mpad;
+} plane_prep_job;
+
+/* Images [begin, end): their padded planes and their dy transposed. */
+static void plane_prepare(int64_t begin, int64_t end, void *ctx) {
+    const plane_prep_job *j = ctx;
+    const conv_geom *g = j->g;
+    const int64_t P = g->oh * g->ow, pitch = g->w + g->pw;
+    for (int64_t b = begin; b < end; b++) {
+        for (int64_t ci = 0; ci < g->cin_g; ci++) {
+            float *padded = j->xpad + (b * g->cin_g + ci) * 32;
+            memset(padded, 0, 32 * sizeof(float));
+            const float *plane = j->x + b * g->xs[0] + ci * g->xs[1];
+            for (int64_t r = 0; r < g->h; r++) {
+                for (int64_t c = 0; c < g->w; c++) {
+                    padded[(r + g->ph) * pitch + c + g->pw] = plane[r * g->xs[2] + c * g->xs[3]];
+                }
+            }
+        }
+        float *gt = j->gt + b * P * j->mpad;
+        memset(gt, 0, (size_t)(P * j->mpad) * sizeof(float));
+        for (int64_t o = 0; o < g->c_out; o++) {
+            const float *src = j->gy + b * j->gs[0] + o * j->gs[1];
+            float *dst = gt + o;
+            for (int64_t y = 0; y < g->oh; y++) {
+                for (int64_t x = 0; x < g->ow; x++, dst += j->mpad) {
+                    *dst = src[y * j->gs[2] + x * j->gs[3]];
+                }
+            }
+        }
+    }
+}
+
+#define PLANE_WGRAD_MAX_TAPS 16
+
+/* One unit (channel block cb, input channel ci) for a kh x kw window; inlined with kh = kw = 3 as
+   constants too, so that the taps of a row are offsets from one pointer and no tap count is
+   tested in the loop. */
+__attribute__((target("avx512f"), always_inline)) static inline void plane_wgrad_unit(const plane_wgrad_job *j,
+                                                                                   int64_t cb, int64_t ci,
+                                                                                   const int64_t kh,
+                                                                                   const int64_t kw) {
+    const conv_geom *g = j->g;
+    const int64_t P = g->oh * g->ow, pitch = g->w + g->pw, taps = kh * kw, K = g->cin_g * taps;
+    __m512 acc[PLANE_WGRAD_MAX_TAPS];
+#pragma GCC unroll 16
+    for (int t = 0; t < PLANE_WGRAD_MAX_TAPS; t++) {
+        acc[t] = _mm512_setzero_ps();
+    }
+    for (int64_t b = 0; b < g->n; b++) {
+        const float *xp = j->xpad + (b * g->cin_g + ci) * 32;
+        const float *gt = j->gt + b * P * j->mpad + cb * 16;
+        for (int64_t y = 0; y < g->oh; y++) {
+            for (int64_t x = 0; x < g->ow; x++, gt += j->mpad) {
+                const __m512 dy = _mm512_loadu_ps(gt);
+                const float *at = xp + y * pitch + x;
+#pragma GCC unroll 16
+                for (int t = 0; t < PLANE_WGRAD_MAX_TAPS; t++) {
+                    if (t < taps) {
+                        acc[t] = _mm512_fmadd_ps(dy, _mm512_set1_ps(at[t / kw * pitch + t % kw]), acc[t]);
+                    }
+                }
+            }
+        }
+    }
+    const int64_t channels = g->c_out - cb * 16 < 16 ? g->c_out - cb * 16 : 16;
+    for (int64_t t = 0; t < taps; t++) {
+        float lanes[16];
+        _mm512_storeu_ps(lanes, acc[t]);
+        for (int64_t l = 0; l < channels; l++) {
+            j->gw[(cb * 16 + l) * K + ci * taps + t] = lanes[l];
+        }
+    }
+}
+
+/* Units [begin, end) of (channel block, input channel). */
+__attribute__((target("avx512f"))) static void plane_wgrad_units(int64_t begin, int64_t end, void *ctx) {
+    const plane_wgrad_job *j = ctx;
+    const conv_geom *g = j->g;
+    for (int64_t u = begin; u < end; u++) {
+        if (g->kh == 3 && g->kw == 3) {
+            plane_wgrad_unit(j, u / g->cin_g, u % g->cin_g, 3, 3);
+        } else {
+            plane_wgrad_unit(j, u / g->cin_g, u % g->cin_g, g->kh, g->kw);
+        }
+    }
+}
+
+int tt_conv2d_plane_weight_grad_applies(int64_t c_in, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t ph,
+                                        int64_t pw) {
+    return kh * kw <= PLANE_WGRAD_MAX_TAPS && tt_conv2d_plane_kernel(c_in, h, w, kh, kw, ph, pw);
+}
+
+tt_status tt_conv2d_plane_weight_grad(const float *x, const int64_t *x_shape, const int64_t *x_strides,
+                                      const float *gy, int64_t c_out, const int64_t *gy_strides, int64_t kh,
+                                      int64_t kw, int64_t ph, int64_t pw, float *gw) {
+    conv_geom g = plane_geom(x_shape[0], x_shape[1], x_shape[2], x_shape[3], kh, kw, ph, pw);
+    memcpy(g.xs, x_strides, sizeof g.xs);
+    g.c_out = c_out;
+    const int64_t P = g.oh * g.ow, mpad = (c_out + 15) / 16 * 16;
+    float *xpad = malloc((size_t)(g.n * g.cin_g * 32 + g.n * P * mpad + 1) * sizeof(float));
+    if (xpad == NULL) {
+        return TT_ERR_NOMEM;
+    }
+    float *gt = xpad + g.n * g.cin_g * 32;
+    const plane_prep_job prep = {&g, x, gy, gy_strides, xpad, gt, mpad};
+    tt_parallel_for(g.n, 16, plane_prepare, (void *)&prep);
+    const plane_wgrad_job job = {&g, xpad, gt, gw, mpad};
+    const int64_t per_unit = g.n * P * kh * kw;
+    tt_parallel_for(mpad / 16 * g.cin_g, ((int64_t)1 << 15) / (per_unit > 0 ? per_unit : 1) + 1, plane_wgrad_units,
+                    (void *)&job);
+    free(xpad);
+    return TT_OK;
+}
+
+/* The direct kernel (rows, or whole planes when `planes`). */
 static tt_status conv_direct_float32(const conv_geom *g, const float *x, const float *w, const float *bias,
-                                     float *out) {
+                                     float *out, int planes) {
     const int64_t taps = g->cin_g * g->kh * g->kw, blocks = (g->c_out + DIRECT_CO - 1) / DIRECT_CO;
     float *wpad = calloc((size_t)(blocks * (taps + 1) * DIRECT_CO), sizeof(float));
     if (wpad == NULL) {
@@ -464,10 +702,11 @@ static tt_status conv_direct_float32(const conv_geom *g, const float *x, const f
         bpad[(co / DIRECT_CO) * DIRECT_CO + co % DIRECT_CO] = bias != NULL ? bias[co * g->bs] : 0.0f;
     }
     direct_job job = {g, x, wpad, bpad, out, blocks};
-    const int64_t units = g->n * blocks * g->oh;
+    const int64_t units = g->n * blocks * (planes ? 1 : g->oh);
     /* about 2^16 multiply-adds per chunk, so small convolutions stay on one thread */
-    const int64_t per_unit = g->ow * taps * DIRECT_CO;
-    tt_parallel_for(units, ((int64_t)1 << 16) / (per_unit > 0 ? per_unit : 1) + 1, direct_rows, &job);
+    const int64_t per_unit = (planes ? 16 : g->ow) * taps * DIRECT_CO;
+    tt_parallel_for(units, ((int64_t)1 << 16) / (per_unit > 0 ? per_unit : 1) + 1, planes ? direct_planes : direct_rows,
+                    &job);
     free(wpad);
     return TT_OK;
 }
@@ -546,6 +785,24 @@ static tt_status conv_depthwise_float32(const conv_geom *g, const float *x, cons
                     &job);
     return TT_OK;
 }
+#else
+int tt_conv2d_plane_kernel(int64_t c_in, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t ph, int64_t pw) {
+    (void)c_in, (void)h, (void)w, (void)kh, (void)kw, (void)ph, (void)pw;
+    return 0;   /* the kernel is AVX-512 only */
+}
+
+int tt_conv2d_plane_weight_grad_applies(int64_t c_in, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t ph,
+                                        int64_t pw) {
+    return tt_conv2d_plane_kernel(c_in, h, w, kh, kw, ph, pw);
+}
+
+tt_status tt_conv2d_plane_weight_grad(const float *x, const int64_t *x_shape, const int64_t *x_strides,
+                                      const float *gy, int64_t c_out, const int64_t *gy_strides, int64_t kh,
+                                      int64_t kw, int64_t ph, int64_t pw, float *gw) {
+    (void)x, (void)x_shape, (void)x_strides, (void)gy, (void)c_out, (void)gy_strides, (void)kh, (void)kw, (void)ph,
+        (void)pw, (void)gw;
+    return TT_ERR_UNSUPPORTED_DTYPE;
+}
 #endif
 
 /* ------------------------------------------------------------------ entry point */
@@ -606,8 +863,9 @@ tt_status tt_conv2d(int dtype,
         return TT_ERR_INVALID_ARG;
     }
 #if TT_HAVE_X86
-    if (dtype == TT_FLOAT32 && direct_applies(&g)) {
-        return conv_direct_float32(&g, (const float *)x, (const float *)weight, (const float *)bias, (float *)out);
+    if (dtype == TT_FLOAT32 && (direct_applies(&g) || plane_applies(&g))) {
+        return conv_direct_float32(&g, (const float *)x, (const float *)weight, (const float *)bias, (float *)out,
+                                   !direct_applies(&g));
     }
     if (dtype == TT_FLOAT32 && depthwise_applies(&g)) {
         return conv_depthwise_float32(&g, (const float *)x, (const float *)weight, (const float *)bias,

@@ -27,8 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv_internal.h"
 #include "half.h"
 #include "tt/tt.h"
+#include "tt/kernels/conv.h"
 #include "tt/kernels/conv_backward.h"
 #include "tt/kernels/matmul.h"
 #include "tt/kernels/parallel.h"
@@ -454,6 +456,52 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
     }
 CONVB_DTYPES(DEFINE_CONVB)
 
+/* With stride 1, dilation 1 and one group, dx is the convolution of grad_out by the weights turned
+   by 180 degrees with input and output channels swapped, padded by k - 1 - p: for tiny planes that
+   is tt_conv2d's tiny-plane kernel (conv.c), which needs no col2im, only the flipped weights. */
+static int stride_one(const bgeom *g) {
+    return g->groups == 1 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1
+           && g->oh == g->h + 2 * g->ph - g->kh + 1 && g->ow == g->w + 2 * g->pw - g->kw + 1;
+}
+
+static int tiny_planes_input(const bgeom *g) {
+    return stride_one(g) && g->ph <= g->kh - 1 && g->pw <= g->kw - 1
+           && tt_conv2d_plane_kernel(g->c_out, g->oh, g->ow, g->kh, g->kw, g->kh - 1 - g->ph, g->kw - 1 - g->pw);
+}
+
+static tt_status backward_input_by_forward(const bgeom *g, const float *grad_out, const float *weight,
+                                           float *grad_input) {
+    /* flipped[ci][co][ky][kx] = weight[co][ci][kh - 1 - ky][kw - 1 - kx] */
+    float *flipped = malloc((size_t)(g->c_in * g->c_out * g->kh * g->kw) * sizeof(float));
+    if (flipped == NULL) {
+        return TT_ERR_NOMEM;
+    }
+    float *f = flipped;
+    for (int64_t ci = 0; ci < g->c_in; ci++) {
+        for (int64_t co = 0; co < g->c_out; co++) {
+            for (int64_t ky = 0; ky < g->kh; ky++) {
+                for (int64_t kx = 0; kx < g->kw; kx++) {
+                    *f++ = weight[co * g->ws[0] + ci * g->ws[1] + (g->kh - 1 - ky) * g->ws[2] + (g->kw - 1 - kx) * g->ws[3]];
+                }
+            }
+        }
+    }
+    const int64_t gy_shape[4] = {g->n, g->c_out, g->oh, g->ow};
+    const int64_t f_shape[4] = {g->c_in, g->c_out, g->kh, g->kw};
+    const int64_t f_strides[4] = {g->c_out * g->kh * g->kw, g->kh * g->kw, g->kw, 1};
+    const int64_t ones[2] = {1, 1}, padding[2] = {g->kh - 1 - g->ph, g->kw - 1 - g->pw}, size[2] = {g->h, g->w};
+    const tt_status status = tt_conv2d(TT_FLOAT32, gy_shape, (uintptr_t)grad_out, g->gs, f_shape, (uintptr_t)flipped,
+                                       f_strides, 0, 0, ones, padding, ones, 1, size, (uintptr_t)grad_input);
+    free(flipped);
+    return status;
+}
+
+/* dW of a tiny-plane convolution: tt_conv2d_plane_weight_grad (conv.c), which sums over images and
+   positions in registers. The products below run one per image with k = P (16 or fewer). */
+static int tiny_planes_weight(const bgeom *g) {
+    return stride_one(g) && tt_conv2d_plane_weight_grad_applies(g->c_in, g->h, g->w, g->kh, g->kw, g->ph, g->pw);
+}
+
 tt_status tt_conv2d_backward_input(int dtype,
                                    const int64_t *gy_shape, uintptr_t grad_out, const int64_t *gy_strides,
                                    const int64_t *w_shape, uintptr_t weight, const int64_t *w_strides,
@@ -473,6 +521,9 @@ tt_status tt_conv2d_backward_input(int dtype,
     }
     if (grad_input == 0 || (g.p > 0 && g.c_out > 0 && (grad_out == 0 || weight == 0))) {
         return TT_ERR_INVALID_ARG;
+    }
+    if (dtype == TT_FLOAT32 && g.p > 0 && g.c_out > 0 && tiny_planes_input(&g)) {
+        return backward_input_by_forward(&g, (const float *)grad_out, (const float *)weight, (float *)grad_input);
     }
     switch (dtype) {
 #define CALL_INPUT(name, T, CT, LD, ST, CODE, GEMM) \
@@ -522,6 +573,11 @@ tt_status tt_conv2d_backward_weight(int dtype,
     }
     if (grad_out == 0 || (x == 0 && g.c_in > 0 && g.h > 0 && g.w > 0)) {
         return TT_ERR_INVALID_ARG;
+    }
+    if (dtype == TT_FLOAT32 && g.c_in > 0 && tiny_planes_weight(&g)) {
+        const int64_t x_shape4[4] = {g.n, g.c_in, g.h, g.w};
+        return tt_conv2d_plane_weight_grad((const float *)x, x_shape4, g.xs, (const float *)grad_out, g.c_out, g.gs,
+                                           g.kh, g.kw, g.ph, g.pw, (float *)grad_weight);
     }
     switch (dtype) {
 #define CALL_WEIGHT(name, T, CT, LD, ST, CODE, GEMM) \
