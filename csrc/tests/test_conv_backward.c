@@ -397,8 +397,62 @@ static void test_tiny_planes_float32(void) {
     }
 }
 
+/* tt_max_pool_backward against a plain loop: repeated indices add up, in order; a bad index is
+   refused with TT_ERR_INDEX; float64, float32 and float16. */
+static void test_max_pool_backward(void) {
+    const int64_t planes = 37, size = 20, outputs = 9;
+    int64_t *indices = malloc((size_t)(planes * outputs) * sizeof(int64_t));
+    double *gy = malloc((size_t)(planes * outputs) * sizeof(double)), *gx = malloc((size_t)(planes * size) * sizeof(double));
+    double *ref = calloc((size_t)(planes * size), sizeof(double));
+    float *fy = malloc((size_t)(planes * outputs) * sizeof(float)), *fx = malloc((size_t)(planes * size) * sizeof(float));
+    uint16_t *hy = malloc((size_t)(planes * outputs) * sizeof(uint16_t)), *hx = malloc((size_t)(planes * size) * sizeof(uint16_t));
+    for (int64_t i = 0; i < planes * outputs; i++) {
+        indices[i] = draw(0, size - 1);
+        gy[i] = (double)draw(-8, 8) / 4;
+        fy[i] = (float)gy[i];
+        hy[i] = to_half(gy[i]);
+        ref[(i / outputs) * size + indices[i]] += gy[i];
+    }
+    for (int64_t i = 0; i < planes * size; i++) {
+        gx[i] = fx[i] = 99;   /* overwritten: the kernel zeroes each plane first */
+        hx[i] = to_half(99);
+    }
+    CHECK_STATUS(tt_max_pool_backward(TT_FLOAT64, planes, size, outputs, (uintptr_t)gy, (uintptr_t)indices,
+                                      (uintptr_t)gx), TT_OK, "max_pool_backward float64");
+    CHECK_STATUS(tt_max_pool_backward(TT_FLOAT32, planes, size, outputs, (uintptr_t)fy, (uintptr_t)indices,
+                                      (uintptr_t)fx), TT_OK, "max_pool_backward float32");
+    CHECK_STATUS(tt_max_pool_backward(TT_FLOAT16, planes, size, outputs, (uintptr_t)hy, (uintptr_t)indices,
+                                      (uintptr_t)hx), TT_OK, "max_pool_backward float16");
+    double worst = 0;
+    for (int64_t i = 0; i < planes * size; i++) {   /* quarters, at most 9 of them: exact in all three */
+        worst = fmax(worst, fabs(gx[i] - ref[i]) + fabs(fx[i] - ref[i]) + fabs(from_half(hx[i]) - ref[i]));
+    }
+    CHECK(worst == 0, "max_pool_backward: off by %g", worst);
+    indices[5] = size;
+    CHECK_STATUS(tt_max_pool_backward(TT_FLOAT32, planes, size, outputs, (uintptr_t)fy, (uintptr_t)indices,
+                                      (uintptr_t)fx), TT_ERR_INDEX, "max_pool_backward index past the plane");
+    indices[5] = -1;
+    CHECK_STATUS(tt_max_pool_backward(TT_FLOAT32, planes, size, outputs, (uintptr_t)fy, (uintptr_t)indices,
+                                      (uintptr_t)fx), TT_ERR_INDEX, "max_pool_backward negative index");
+    CHECK_STATUS(tt_max_pool_backward(TT_INT32, planes, size, outputs, (uintptr_t)fy, (uintptr_t)indices,
+                                      (uintptr_t)fx), TT_ERR_UNSUPPORTED_DTYPE, "max_pool_backward int32");
+    CHECK_STATUS(tt_max_pool_backward(TT_FLOAT32, -1, size, outputs, (uintptr_t)fy, (uintptr_t)indices,
+                                      (uintptr_t)fx), TT_ERR_INVALID_ARG, "max_pool_backward negative planes");
+    CHECK_STATUS(tt_max_pool_backward(TT_FLOAT32, planes, size, outputs, (uintptr_t)fy, (uintptr_t)indices, 0),
+                 TT_ERR_INVALID_ARG, "max_pool_backward NULL output");
+    free(indices);
+    free(gy);
+    free(gx);
+    free(ref);
+    free(fy);
+    free(fx);
+    free(hy);
+    free(hx);
+}
+
 int main(void) {
     test_conv_backward_random();
+    test_max_pool_backward();
     test_tiny_planes_float32();
     test_avg_pool_backward_random();
     test_float16_conv();

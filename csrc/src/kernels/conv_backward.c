@@ -23,6 +23,7 @@
  * window's input elements, plane by plane (planes split across threads), accumulated in the
  * compute type (for float16 in a float buffer stored at the end).
  */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -728,4 +729,64 @@ tt_status tt_avg_pool2d_backward(int dtype, int adaptive,
     default:
         return TT_ERR_UNSUPPORTED_DTYPE;
     }
+}
+
+/* ------------------------------------------------------------------ max pooling */
+
+typedef struct maxb_job {
+    int64_t plane_size, outputs;
+    const void *gy;
+    const int64_t *indices;
+    void *gx;
+    atomic_int bad_index;
+} maxb_job;
+
+#define DEFINE_MAXB(name, T, CT, LD, ST, CODE, GEMM)                                                \
+    static void maxb_planes_##name(int64_t p0, int64_t p1, void *ctx) {                             \
+        maxb_job *j = ctx;                                                                          \
+        for (int64_t p = p0; p < p1; p++) {                                                         \
+            const T *gy = (const T *)j->gy + p * j->outputs;                                        \
+            const int64_t *at = j->indices + p * j->outputs;                                        \
+            T *gx = (T *)j->gx + p * j->plane_size;                                                 \
+            memset(gx, 0, (size_t)j->plane_size * sizeof(T));                                       \
+            for (int64_t o = 0; o < j->outputs; o++) {                                              \
+                const int64_t i = at[o];                                                            \
+                if (i < 0 || i >= j->plane_size) {                                                  \
+                    atomic_store_explicit(&j->bad_index, 1, memory_order_relaxed);                  \
+                    continue;                                                                       \
+                }                                                                                   \
+                gx[i] = ST((CT)LD(gx + i) + (CT)LD(gy + o));                                        \
+            }                                                                                       \
+        }                                                                                           \
+    }
+CONVB_DTYPES(DEFINE_MAXB)
+
+tt_status tt_max_pool_backward(int dtype, int64_t planes, int64_t plane_size, int64_t outputs,
+                               uintptr_t grad_out, uintptr_t indices, uintptr_t grad_input) {
+    int64_t total;
+    if (planes < 0 || plane_size < 0 || outputs < 0 || !mul_ok(planes, plane_size, &total)
+        || !mul_ok(planes, outputs, &total)) {
+        return TT_ERR_INVALID_ARG;
+    }
+    if (planes == 0 || plane_size == 0) {
+        return TT_OK;
+    }
+    if (grad_input == 0 || (outputs > 0 && (grad_out == 0 || indices == 0))) {
+        return TT_ERR_INVALID_ARG;
+    }
+    maxb_job job = {.plane_size = plane_size, .outputs = outputs, .gy = (const void *)grad_out,
+                    .indices = (const int64_t *)indices, .gx = (void *)grad_input};
+    atomic_init(&job.bad_index, 0);
+    const int64_t grain = ((int64_t)1 << 14) / (plane_size + outputs) + 1;   /* about 16K elements a chunk */
+    switch (dtype) {
+#define CALL_MAXB(name, T, CT, LD, ST, CODE, GEMM) \
+    case CODE: \
+        tt_parallel_for(planes, grain, maxb_planes_##name, &job); \
+        break;
+        CONVB_DTYPES(CALL_MAXB)
+#undef CALL_MAXB
+    default:
+        return TT_ERR_UNSUPPORTED_DTYPE;
+    }
+    return atomic_load_explicit(&job.bad_index, memory_order_relaxed) ? TT_ERR_INDEX : TT_OK;
 }

@@ -158,10 +158,14 @@ class _Planes(NamedTuple):
     valid: Any  # None, or a bool tensor like indices: False where the original index was past the plane
 
     @staticmethod
-    def make(shape: tuple[int, ...], indices: Any, nd: int) -> _Planes:
+    def make(shape: tuple[int, ...], indices: Any, nd: int, padded: bool = True) -> _Planes:
+        """``padded=False`` (no padding): every window starts inside its plane, so no index can
+        be past it and the check (two ops and a sync) is skipped."""
         planes, size = math.prod(shape[:-nd]), math.prod(shape[-nd:])
         flat_indices = indices.reshape(planes, math.prod(indices._shape[-nd:]))
         valid = None
+        if not padded:
+            return _Planes(shape, (planes, size), indices._shape, flat_indices, valid)
         outside = flat_indices >= size
         if outside.any().item():
             valid = outside.logical_not()
@@ -177,6 +181,14 @@ class PoolScatter(Function):
     def forward(ctx: Any, grad: Any, planes: _Planes) -> Any:
         ctx.planes = planes
         src = grad.reshape(planes.indices._shape)
+        if planes.valid is None and grad._dtype.is_floating_point:
+            # the common case, every window inside its plane: one C pass per plane (zero it,
+            # add the outputs' gradients at their indices), the same sums in the same order
+            src, indices = src.contiguous(), planes.indices.contiguous()
+            result = type(grad)._empty(planes.shape, grad._dtype, "max_pool")
+            check(lib.tt_max_pool_backward(grad._dtype.code, planes.flat[0], planes.flat[1], src._shape[1],
+                                           src.data_ptr(), indices.data_ptr(), result.data_ptr()), "max_pool")
+            return result
         if planes.valid is not None:
             src = src.where(planes.valid, 0)
         dst = creation.zeros(planes.flat, dtype=grad._dtype)
@@ -211,7 +223,8 @@ class MaxPool(Function):
                 ceil_mode: bool, return_indices: bool) -> Any:
         values, indices = F._max_pool(fn, nd, input, kernel_size, stride, padding, dilation, ceil_mode, True)
         ctx.mark_non_differentiable(indices)
-        ctx.planes = _Planes.make(input._shape, indices, nd)
+        padded = any(p != 0 for p in padding) if isinstance(padding, (tuple, list)) else padding != 0
+        ctx.planes = _Planes.make(input._shape, indices, nd, padded)
         return (values, indices) if return_indices else values
 
     @staticmethod
@@ -290,7 +303,7 @@ class AdaptivePool(Function):
             return out
         values, indices = out
         ctx.mark_non_differentiable(indices)
-        ctx.planes = _Planes.make(input._shape, indices, nd)
+        ctx.planes = _Planes.make(input._shape, indices, nd, padded=False)   # adaptive windows lie inside
         return (values, indices) if return_indices else values
 
     @staticmethod

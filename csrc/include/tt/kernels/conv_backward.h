@@ -43,3 +43,12 @@ tt_status tt_avg_pool2d_backward(int dtype, int adaptive,
                                  const int64_t *kernel, const int64_t *stride, const int64_t *padding,
                                  int count_include_pad, int64_t divisor_override,
                                  const int64_t *in_size, uintptr_t grad_input);
+
+/* dL/dx of max pooling, from the indices tt_max_pool2d returned: grad_input, a contiguous
+   (planes, plane_size) buffer, is zeroed, then each grad_out[p][o] is added at
+   grad_input[p][indices[p][o]], outputs in order (as scatter_add would). grad_out and indices are
+   contiguous (planes, outputs), indices int64. An index outside [0, plane_size) gives TT_ERR_INDEX
+   (grad_input then holds partial sums). Float dtypes (float16 adds in float, rounding each sum).
+   Planes are split across threads. Borrows everything. */
+tt_status tt_max_pool_backward(int dtype, int64_t planes, int64_t plane_size, int64_t outputs,
+                               uintptr_t grad_out, uintptr_t indices, uintptr_t grad_input);
