@@ -36,6 +36,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from t_tensor import dtypes
 from t_tensor import elementwise as E
 from t_tensor import linalg as L
@@ -490,21 +492,66 @@ def nll_loss(input: Any, target: Any, weight: Any = None, ignore_index: int = -1
     return _nll(input, target, weight, ignore_index, _check_reduction(reduction), 0.0, "nll_loss")
 
 
-def _picked_log_probabilities(logp: Any, target: Any, ignore_index: int, fn: str) -> Any:
-    """``logp[n, target[n]]`` for the common case, a batch ``(N, C)`` of log-probabilities and
-    int64 class indices ``(N,)`` of which none equals ``ignore_index``, through one gather (a
-    primitive with its own backward): a few ops instead of the one-hot mask's twenty. None when the
-    case is another one (the general path then checks and computes it)."""
-    if logp.ndim != 2 or target.ndim != 1 or target._dtype is not dtypes.int64 or target.shape[0] != logp.shape[0]:
-        return None
+def _plain_class_batch(input: Any, target: Any, ignore_index: int, fn: str) -> bool:
+    """The common case of class indices: a batch ``(N, C)``, N > 0, and int64 indices ``(N,)`` of
+    which none equals ``ignore_index``. A target outside [0, C) raises, as in the general path."""
+    if input.ndim != 2 or target.ndim != 1 or target._dtype is not dtypes.int64 or target.shape[0] != input.shape[0]:
+        return False
     if target.shape[0] == 0:
-        return None
-    low, high = target.min().item(), target.max().item()
+        return False
+    indices = np.asarray(target)  # zero-copy; NumPy's min and max of a small int64 array cost
+    low, high = int(indices.min()), int(indices.max())  # a quarter of two reductions and two syncs
     if low <= ignore_index <= high:
-        return None  # some target may be ignored
-    if low < 0 or high >= logp.shape[1]:
+        return False  # some target may be ignored
+    if low < 0 or high >= input.shape[1]:
         raise IndexError(f"{fn}: Target {low if low < 0 else high} is out of bounds.")
+    return True
+
+
+def _picked_log_probabilities(logp: Any, target: Any, ignore_index: int, fn: str) -> Any:
+    """``logp[n, target[n]]`` in the plain case (``_plain_class_batch``), through one gather (a
+    primitive with its own backward): a few ops instead of the one-hot mask's twenty. None in any
+    other case (the general path then checks and computes it)."""
+    if not _plain_class_batch(logp, target, ignore_index, fn):
+        return None
     return logp.gather(1, target.unsqueeze(1)).squeeze(1)
+
+
+def _reduce_loss(loss: Any, reduction: str) -> Any:
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.mean()
+
+
+def _cross_entropy_plain(input: Any, target: Any, reduction: str) -> Any:
+    """cross_entropy of logits ``(N, C)`` and class indices in the plain case: log_softmax, one
+    gather, the reduction (the forward of the ``CrossEntropy`` primitive)."""
+    logp = R.log_softmax(input, 1)
+    return _reduce_loss(-logp.gather(1, target.unsqueeze(1)).squeeze(1), reduction)
+
+
+class CrossEntropy(Function):
+    """cross_entropy in the plain class-index case as one node: forward log_softmax and the pick,
+    backward ``(softmax(x) - onehot(target)) * dloss`` (over N for the mean), built from
+    differentiable ops on the saved logits, so it has second derivatives."""
+
+    @staticmethod
+    def forward(ctx: Any, input: Any, target: Any, reduction: str) -> Any:
+        ctx.save_for_backward(input, target)
+        ctx.reduction = reduction
+        return _cross_entropy_plain(input, target, reduction)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Any) -> tuple:
+        input, target = ctx.saved_tensors
+        classes = arange(input.shape[1]).reshape(1, input.shape[1])
+        probs = R.softmax(input, 1)
+        diff = E.where(target.unsqueeze(1) == classes, probs - 1.0, probs)
+        if ctx.reduction == "none":
+            scale = grad.unsqueeze(1)
+        else:
+            scale = grad if ctx.reduction == "sum" else grad / input.shape[0]
+        return diff * scale, None, None
 
 
 def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str, label_smoothing: float,
@@ -514,9 +561,7 @@ def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
     if weight is None and not label_smoothing:
         picked = _picked_log_probabilities(logp, target, ignore_index, fn)
         if picked is not None:
-            if reduction == "none":
-                return -picked
-            return -picked.sum() if reduction == "sum" else -picked.mean()
+            return _reduce_loss(-picked, reduction)
     onehot, valid, classes = _class_targets(logp, target, ignore_index, fn)
     class_dim = 0 if logp.ndim == 1 else 1
     weight = _class_weight(weight, classes, fn)
@@ -565,6 +610,11 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int
         raise RuntimeError(f"{fn}: label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if input.ndim == 0:
         raise ValueError(f"{fn}: input tensor should be 1D or more, got a 0-D tensor")
+    if (weight is None and not label_smoothing and not target.dtype.is_floating_point
+            and _plain_class_batch(input, target, ignore_index, fn)):
+        if wants_grad(input):
+            return CrossEntropy.apply(input, target, reduction)
+        return _cross_entropy_plain(input, target, reduction)
     logp = log_softmax(input, 0 if input.ndim == 1 else 1)
     if target.dtype.is_floating_point:
         return _cross_entropy_probabilities(logp, target, weight, ignore_index, reduction, label_smoothing)

@@ -184,6 +184,30 @@ def test_cross_entropy_second_order() -> None:
                      create_graph=True)
 
 
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_cross_entropy_plain_case_is_one_node_with_second_derivatives(reduction) -> None:
+    """(N, C) logits, int64 indices, no weight, smoothing or ignored target: one CrossEntropy node,
+    whose backward is differentiable again; a strided target and an ignore_index past every target
+    take it too, an ignored target the general path."""
+    x = _normal((6, 4), np.float64, 60)
+    t = np.array([0, 3, 1, 3, 2, 0])
+    got = F.cross_entropy(tt.tensor(x, requires_grad=True), tt.tensor(t), reduction=reduction)
+    assert type(got.grad_fn).__name__ == "CrossEntropyBackward"
+    helper_test_grad([x, t], lambda a, b: F.cross_entropy(a, b, reduction=reduction),
+                     lambda a, b: TF.cross_entropy(a, b, reduction=reduction), atol=1e-10, rtol=1e-9,
+                     create_graph=True)
+    strided = np.array([0, 9, 3, 9, 1, 9, 3, 9, 2, 9, 0, 9])
+    assert type(F.cross_entropy(tt.tensor(x, requires_grad=True), tt.tensor(strided)[::2],
+                                ignore_index=7).grad_fn).__name__ == "CrossEntropyBackward"
+    helper_test_grad([x, strided], lambda a, b: F.cross_entropy(a, b[::2], reduction=reduction, ignore_index=7),
+                     lambda a, b: TF.cross_entropy(a, b[::2], reduction=reduction, ignore_index=7),
+                     grad_inputs=[True, False], atol=1e-10, rtol=1e-9)
+    ignored = F.cross_entropy(tt.tensor(x, requires_grad=True), tt.tensor(t), reduction=reduction, ignore_index=3)
+    assert type(ignored.grad_fn).__name__ != "CrossEntropyBackward"
+    with pytest.raises(IndexError, match="^cross_entropy: Target 4 is out of bounds"):
+        F.cross_entropy(tt.tensor(x), tt.tensor([0, 1, 4, 0, 0, 0]))
+
+
 def test_all_targets_ignored_gives_nan_mean_as_torch() -> None:
     x = _normal((3, 4), np.float32, 60)
     t = np.full(3, -100)
