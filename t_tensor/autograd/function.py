@@ -19,8 +19,9 @@ node (``ctx``, an instance of the generated class ``ExpBackward``) that the engi
 ``backward`` on. ``backward`` is written with ordinary tensor ops, so with ``create_graph=True``
 it records too and gives higher-order gradients for free.
 
-Every subclass is also registered by name in :data:`FUNCTIONS`, where the op modules look their
-primitives up (they cannot import this package's function modules without an import cycle).
+Every subclass defined in t_tensor is also registered by name in :data:`FUNCTIONS`, where the op
+modules look their primitives up (they cannot import this package's function modules without an
+import cycle); a user's subclass is not, so it can never replace one of them.
 """
 
 from __future__ import annotations
@@ -132,7 +133,10 @@ class Function:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._backward_cls = type(f"{cls.__name__}Backward", (BackwardFunction,), {"_function": cls})
-        FUNCTIONS[cls.__name__] = cls
+        if cls.__module__.startswith("t_tensor."):
+            # only the library's own primitives: the ops look them up by name, and a user's
+            # Function that happens to share a name (Linear, Matmul) must not replace one
+            FUNCTIONS[cls.__name__] = cls
 
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:

@@ -246,3 +246,25 @@ def test_graphs_are_freed_without_the_garbage_collector() -> None:
         assert tt.live_storages() == before  # no cycle kept any tensor of any graph alive
     finally:
         gc.enable()
+
+
+def test_a_users_function_never_replaces_a_library_primitive() -> None:
+    """The ops find their primitives by name; a user's Function with the same name (Linear,
+    Matmul) must not be found instead."""
+
+    class Linear(tt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w, b=None):
+            return x * 0 + 123.0
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, None, None
+
+    class Matmul(Linear):
+        pass
+
+    x, w = tt.ones(4, 3, requires_grad=True), tt.ones(2, 3, requires_grad=True)
+    assert tt.nn.functional.linear(x, w).tolist() == [[3.0, 3.0]] * 4
+    assert (x @ w.T).tolist() == [[3.0, 3.0]] * 4
+    assert Linear.apply(tt.ones(2), tt.ones(2)).tolist() == [123.0, 123.0]  # the user's own still works

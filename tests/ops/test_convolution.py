@@ -663,6 +663,21 @@ def test_conv2d_direct_kernels(case, bias, threads, kernel):
         tt.set_num_threads(before)
 
 
+def test_tiny_plane_input_gradient_with_an_infinite_weight():
+    """dx through the tiny-plane kernel convolves dy, zero-padded, with the flipped weights: an inf
+    weight would meet the padding's zeros (NaN) where torch adds only the windows that exist. Such
+    weights take the general code, so dx matches torch's, NaNs and infinities included."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 2, 4, 4)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
+    w[0, 0, 0, 0] = np.inf
+    g = rng.standard_normal((2, 3, 4, 4)).astype(np.float32)
+    got, want = tt.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    tt.nn.functional.conv2d(got, tt.tensor(w), padding=1).backward(tt.tensor(g))
+    torch.nn.functional.conv2d(want, torch.tensor(w), padding=1).backward(torch.tensor(g))
+    np.testing.assert_allclose(got.grad.numpy(), want.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.name)
 @pytest.mark.parametrize("shape, ceil_mode", [((3, 4, 6, 8), False), ((2, 3, 5, 7), False), ((2, 3, 5, 7), True)])
 @pytest.mark.parametrize("transposed", [False, True])

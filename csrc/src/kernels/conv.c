@@ -600,6 +600,17 @@ static void plane_prepare(int64_t begin, int64_t end, void *ctx) {
 
 #define PLANE_WGRAD_MAX_TAPS 16
 
+/* sums[t][lane] += acc[t] (in double), then acc[t] = 0, for the first `taps` taps. */
+__attribute__((target("avx512f"))) static void plane_wgrad_fold(double sums[][16], __m512 *acc, int64_t taps) {
+    for (int64_t t = 0; t < taps; t++) {
+        const __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(acc[t]));
+        const __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[t]), 1)));
+        _mm512_storeu_pd(sums[t], _mm512_add_pd(_mm512_loadu_pd(sums[t]), lo));
+        _mm512_storeu_pd(sums[t] + 8, _mm512_add_pd(_mm512_loadu_pd(sums[t] + 8), hi));
+        acc[t] = _mm512_setzero_ps();
+    }
+}
+
 /* One unit (channel block cb, input channel ci) for a kh x kw window; inlined with kh = kw = 3 as
    constants too, so that the taps of a row are offsets from one pointer and no tap count is
    tested in the loop. */
@@ -614,7 +625,14 @@ __attribute__((target("avx512f"), always_inline)) static inline void plane_wgrad
     for (int t = 0; t < PLANE_WGRAD_MAX_TAPS; t++) {
         acc[t] = _mm512_setzero_ps();
     }
+    /* The float sums are added into double ones every `fold` images (about 256 products a lane),
+       so the rounding error does not grow with the batch. */
+    double sums[PLANE_WGRAD_MAX_TAPS][16] = {{0}};
+    const int64_t fold = P >= 256 ? 1 : 256 / P;
     for (int64_t b = 0; b < g->n; b++) {
+        if (b % fold == 0 && b > 0) {
+            plane_wgrad_fold(sums, acc, taps);
+        }
         const float *xp = j->xpad + (b * g->cin_g + ci) * 32;
         const float *gt = j->gt + b * P * j->mpad + cb * 16;
         for (int64_t y = 0; y < g->oh; y++) {
@@ -630,12 +648,11 @@ __attribute__((target("avx512f"), always_inline)) static inline void plane_wgrad
             }
         }
     }
+    plane_wgrad_fold(sums, acc, taps);
     const int64_t channels = g->c_out - cb * 16 < 16 ? g->c_out - cb * 16 : 16;
     for (int64_t t = 0; t < taps; t++) {
-        float lanes[16];
-        _mm512_storeu_ps(lanes, acc[t]);
         for (int64_t l = 0; l < channels; l++) {
-            j->gw[(cb * 16 + l) * K + ci * taps + t] = lanes[l];
+            j->gw[(cb * 16 + l) * K + ci * taps + t] = (float)sums[t][l];
         }
     }
 }

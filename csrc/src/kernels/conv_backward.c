@@ -23,6 +23,7 @@
  * window's input elements, plane by plane (planes split across threads), accumulated in the
  * compute type (for float16 in a float buffer stored at the end).
  */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -478,14 +479,22 @@ static tt_status backward_input_by_forward(const bgeom *g, const float *grad_out
         return TT_ERR_NOMEM;
     }
     float *f = flipped;
+    int finite = 1;
     for (int64_t ci = 0; ci < g->c_in; ci++) {
         for (int64_t co = 0; co < g->c_out; co++) {
             for (int64_t ky = 0; ky < g->kh; ky++) {
                 for (int64_t kx = 0; kx < g->kw; kx++) {
-                    *f++ = weight[co * g->ws[0] + ci * g->ws[1] + (g->kh - 1 - ky) * g->ws[2] + (g->kw - 1 - kx) * g->ws[3]];
+                    *f = weight[co * g->ws[0] + ci * g->ws[1] + (g->kh - 1 - ky) * g->ws[2] + (g->kw - 1 - kx) * g->ws[3]];
+                    finite &= isfinite(*f++);
                 }
             }
         }
+    }
+    if (!finite) {
+        /* the convolution would multiply dy's zero padding by an inf or NaN weight, making NaN
+           where PyTorch (and the general code, which adds only windows that exist) stay finite */
+        free(flipped);
+        return backward_input_float32(g, grad_out, weight, grad_input);
     }
     const int64_t gy_shape[4] = {g->n, g->c_out, g->oh, g->ow};
     const int64_t f_shape[4] = {g->c_in, g->c_out, g->kh, g->kw};
@@ -498,7 +507,8 @@ static tt_status backward_input_by_forward(const bgeom *g, const float *grad_out
 }
 
 /* dW of a tiny-plane convolution: tt_conv2d_plane_weight_grad (conv.c), which sums over images and
-   positions in registers. The products below run one per image with k = P (16 or fewer). */
+   positions in registers, instead of the general code's one product per image with k = P (16 or
+   fewer), each a pass over dW. */
 static int tiny_planes_weight(const bgeom *g) {
     return stride_one(g) && tt_conv2d_plane_weight_grad_applies(g->c_in, g->h, g->w, g->kh, g->kw, g->ph, g->pw);
 }

@@ -340,7 +340,8 @@ __attribute__((target("avx512f"))) static inline __m256 high_f32x8(__m512 v) {
     return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
 }
 
-/* The block's tail (n % 64 elements) goes to lane 0 of the first vector, as in the lanes above. */
+/* The block's tail (n % 64 elements) is summed in one float of its own, added to the block's
+   double total at the end. */
 __attribute__((target("avx512f"))) static double sum_block_f32_avx512(const float *p, int64_t n) {
     __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
     int64_t i = 0;
