@@ -119,5 +119,7 @@ int main(void) {
     test_values_float(10, 8, 1000);  /* 1000 crosses a 512-element block; 80000 elements: threads */
     test_values_double(10, 8, 1000);
     test_values_float(4, 3, 1);      /* an (N, C) input */
+    test_values_float(100, 3, 7);    /* small planes: lanes fill across planes, folded past 512 values */
+    test_values_double(70, 2, 64);   /* a fold after every 8 planes */
     return check_report("test_norm");
 }

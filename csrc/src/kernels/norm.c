@@ -43,47 +43,86 @@
         }                                            \
     } while (0)
 
+/* The sums run over a whole channel: n planes of s values, plane_stride apart. Lanes fill across
+   planes and are folded into the double total (a short tree, then zeroed) whenever the next block
+   would take them past NORM_BLOCK values, so a lane still adds about NORM_BLOCK / NORM_LANES
+   values whatever the plane size. Folding once per plane instead cost more than the adds on small
+   planes ((64, 16, 8, 8): 16 dependent double adds per 64 values). */
 #define DEFINE_SUMS(T)                                                                          \
-    /* sum of p[0 .. len) */                                                                    \
-    static double sum_##T(const T *restrict p, int64_t len) {                                   \
+    static inline double fold_##T(T *lane) {                                                    \
         double total = 0;                                                                       \
-        for (int64_t b = 0; b < len; b += NORM_BLOCK) {                                         \
-            const int64_t e = len - b < NORM_BLOCK ? len : b + NORM_BLOCK;                      \
-            T lane[NORM_LANES] = {0};                                                           \
-            LANE_LOOP(b, e, lane[k] += p[i], lane[k] += p[i]);                                  \
-            for (int k = 0; k < NORM_LANES; k++) total += (double)lane[k];                      \
+        for (int k = 0; k < NORM_LANES; k += 4) {                                               \
+            total += ((double)lane[k] + (double)lane[k + 1]) + ((double)lane[k + 2] + (double)lane[k + 3]); \
         }                                                                                       \
+        for (int k = 0; k < NORM_LANES; k++) lane[k] = 0;                                       \
         return total;                                                                           \
     }                                                                                           \
-    /* sum of (p[i] - mean)^2 over [0, len) */                                                  \
-    static double sum_sq_dev_##T(const T *restrict p, int64_t len, T mean) {                    \
+    /* the sum of the channel */                                                                \
+    static double sum_##T(const T *restrict x, int64_t n, int64_t plane_stride, int64_t s) {    \
         double total = 0;                                                                       \
-        for (int64_t b = 0; b < len; b += NORM_BLOCK) {                                         \
-            const int64_t e = len - b < NORM_BLOCK ? len : b + NORM_BLOCK;                      \
-            T lane[NORM_LANES] = {0};                                                           \
-            LANE_LOOP(b, e, const T d = p[i] - mean; lane[k] += d * d,                          \
-                      const T d = p[i] - mean; lane[k] += d * d);                               \
-            for (int k = 0; k < NORM_LANES; k++) total += (double)lane[k];                      \
+        T lane[NORM_LANES] = {0};                                                               \
+        int64_t filled = 0;                                                                     \
+        for (int64_t img = 0; img < n; img++) {                                                 \
+            const T *restrict p = x + img * plane_stride;                                       \
+            for (int64_t b = 0; b < s; b += NORM_BLOCK) {                                       \
+                const int64_t e = s - b < NORM_BLOCK ? s : b + NORM_BLOCK;                      \
+                if (filled + (e - b) > NORM_BLOCK) {                                            \
+                    total += fold_##T(lane);                                                    \
+                    filled = 0;                                                                 \
+                }                                                                               \
+                LANE_LOOP(b, e, lane[k] += p[i], lane[k] += p[i]);                              \
+                filled += e - b;                                                                \
+            }                                                                                   \
         }                                                                                       \
-        return total;                                                                           \
+        return total + fold_##T(lane);                                                          \
     }                                                                                           \
-    /* adds the sums of dy and of dy * xh over [0, len) to *s_dy and *s_dyxh (xh may be NULL)*/ \
-    static void sum_grad_##T(const T *restrict dy, const T *restrict xh, int64_t len, double *s_dy, \
-                             double *s_dyxh) {                                                  \
-        for (int64_t b = 0; b < len; b += NORM_BLOCK) {                                         \
-            const int64_t e = len - b < NORM_BLOCK ? len : b + NORM_BLOCK;                      \
-            T lane[NORM_LANES] = {0}, lane_xh[NORM_LANES] = {0};                                \
-            if (xh != NULL) {                                                                   \
-                LANE_LOOP(b, e, lane[k] += dy[i]; lane_xh[k] += dy[i] * xh[i],                  \
-                          lane[k] += dy[i]; lane_xh[k] += dy[i] * xh[i]);                       \
-            } else {                                                                            \
-                LANE_LOOP(b, e, lane[k] += dy[i], lane[k] += dy[i]);                            \
-            }                                                                                   \
-            for (int k = 0; k < NORM_LANES; k++) {                                              \
-                *s_dy += (double)lane[k];                                                       \
-                *s_dyxh += (double)lane_xh[k];                                                  \
+    /* the sum of (x - mean)^2 over the channel */                                              \
+    static double sum_sq_dev_##T(const T *restrict x, int64_t n, int64_t plane_stride, int64_t s, T mean) { \
+        double total = 0;                                                                       \
+        T lane[NORM_LANES] = {0};                                                               \
+        int64_t filled = 0;                                                                     \
+        for (int64_t img = 0; img < n; img++) {                                                 \
+            const T *restrict p = x + img * plane_stride;                                       \
+            for (int64_t b = 0; b < s; b += NORM_BLOCK) {                                       \
+                const int64_t e = s - b < NORM_BLOCK ? s : b + NORM_BLOCK;                      \
+                if (filled + (e - b) > NORM_BLOCK) {                                            \
+                    total += fold_##T(lane);                                                    \
+                    filled = 0;                                                                 \
+                }                                                                               \
+                LANE_LOOP(b, e, const T d = p[i] - mean; lane[k] += d * d,                      \
+                          const T d = p[i] - mean; lane[k] += d * d);                           \
+                filled += e - b;                                                                \
             }                                                                                   \
         }                                                                                       \
+        return total + fold_##T(lane);                                                          \
+    }                                                                                           \
+    /* the sums of dy and of dy * xh over the channel (xh may be NULL: then *s_dyxh = 0) */     \
+    static void sum_grad_##T(const T *restrict dy, const T *restrict xh, int64_t n, int64_t plane_stride, \
+                             int64_t s, double *s_dy, double *s_dyxh) {                         \
+        double total = 0, total_xh = 0;                                                         \
+        T lane[NORM_LANES] = {0}, lane_xh[NORM_LANES] = {0};                                    \
+        int64_t filled = 0;                                                                     \
+        for (int64_t img = 0; img < n; img++) {                                                 \
+            const T *restrict d = dy + img * plane_stride;                                      \
+            const T *restrict h = xh != NULL ? xh + img * plane_stride : NULL;                  \
+            for (int64_t b = 0; b < s; b += NORM_BLOCK) {                                       \
+                const int64_t e = s - b < NORM_BLOCK ? s : b + NORM_BLOCK;                      \
+                if (filled + (e - b) > NORM_BLOCK) {                                            \
+                    total += fold_##T(lane);                                                    \
+                    total_xh += fold_##T(lane_xh);                                              \
+                    filled = 0;                                                                 \
+                }                                                                               \
+                if (h != NULL) {                                                                \
+                    LANE_LOOP(b, e, lane[k] += d[i]; lane_xh[k] += d[i] * h[i],                 \
+                              lane[k] += d[i]; lane_xh[k] += d[i] * h[i]);                      \
+                } else {                                                                        \
+                    LANE_LOOP(b, e, lane[k] += d[i], lane[k] += d[i]);                          \
+                }                                                                               \
+                filled += e - b;                                                                \
+            }                                                                                   \
+        }                                                                                       \
+        *s_dy = total + fold_##T(lane);                                                         \
+        *s_dyxh = total_xh + fold_##T(lane_xh);                                                 \
     }
 
 DEFINE_SUMS(float)
@@ -110,11 +149,8 @@ typedef struct norm_job {
         for (int64_t ch = c0; ch < c1; ch++) {                                                  \
             double mean, var;                                                                   \
             if (j->training) {                                                                  \
-                double total = 0, sq = 0;                                                       \
-                for (int64_t img = 0; img < j->n; img++) total += sum_##T(x + img * plane + ch * j->s, j->s); \
-                mean = total / (double)m;                                                       \
-                for (int64_t img = 0; img < j->n; img++)                                        \
-                    sq += sum_sq_dev_##T(x + img * plane + ch * j->s, j->s, (T)mean);           \
+                mean = sum_##T(x + ch * j->s, j->n, plane, j->s) / (double)m;                  \
+                const double sq = sum_sq_dev_##T(x + ch * j->s, j->n, plane, j->s, (T)mean);    \
                 var = sq / (double)m;                                                           \
                 if (running_mean != NULL)                                                       \
                     running_mean[ch] = (T)((1 - j->momentum) * running_mean[ch] + j->momentum * mean); \
@@ -158,10 +194,8 @@ typedef struct norm_job {
         for (int64_t ch = c0; ch < c1; ch++) {                                                  \
             double s_dy = 0, s_dyxh = 0;                                                        \
             if (need_sums) {                                                                    \
-                for (int64_t img = 0; img < j->n; img++) {                                      \
-                    const int64_t at = img * plane + ch * j->s;                                 \
-                    sum_grad_##T(dy + at, need_xh ? x_hat + at : NULL, j->s, &s_dy, &s_dyxh);   \
-                }                                                                               \
+                sum_grad_##T(dy + ch * j->s, need_xh ? x_hat + ch * j->s : NULL, j->n, plane, j->s, &s_dy, \
+                             &s_dyxh);                                                          \
             }                                                                                   \
             if (j->dbias != NULL) ((T *)j->dbias)[ch] = (T)s_dy;                                \
             if (j->dweight != NULL) ((T *)j->dweight)[ch] = (T)s_dyxh;                          \
