@@ -828,6 +828,24 @@ def bitwise_right_shift(input: Any, other: Any, *, out: Any = None) -> Any:
 # ---------------------------------------------------------------------- where, clamp, lerp
 
 
+def _relu_grad(grad: Any, output: Any) -> Any:
+    """relu's backward: 0 where relu's ``output`` is <= 0, else ``grad`` (a NaN output passes its
+    gradient, as in PyTorch). One C pass (``TT_RELU_GRAD``) when both are dense tensors of one
+    shape and numeric dtype and nothing records (a ``create_graph`` backward takes the composite,
+    which is differentiable); else ``where(output <= 0, 0, grad)``. Internal: not a public op."""
+    if (type(grad) is type(output) and isinstance(grad, TensorImpl) and grad._dtype is output._dtype
+            and grad._shape == output._shape and grad._dtype is not dtypes.bool
+            and (not _GRAD.enabled or grad._ag is output._ag is None)
+            and (grad._dense or grad._is_dense()) and (output._dense or output._is_dense())):
+        dtype = grad._dtype
+        itemsize = dtype.itemsize
+        ptr = _binary_new(lib.TT_RELU_GRAD, _prod(grad._shape), grad._storage._data + grad._offset * itemsize,
+                          output._storage._data + output._offset * itemsize, dtype.code, dtype.code)
+        if ptr:
+            return wrap_new(type(grad), ptr, grad._shape, grad._strides, dtype)
+    return where(le(output, 0), 0.0, grad)
+
+
 def where(condition: Any, input: Any = None, other: Any = None, *, out: Any = None) -> Any:
     """``input`` where `condition` is true, else ``other``; all three broadcast. The result dtype is
     ``result_type(input, other)`` (Python numbers take part as in arithmetic). With the condition

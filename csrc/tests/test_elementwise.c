@@ -150,6 +150,9 @@ static void test_integer_semantics(void) {
     CHECK_EQ(binary_i64(TT_BITWISE_RIGHT_SHIFT, -5, 1, &s), -3, "-5 >> 1");
     CHECK_EQ(binary_i64(TT_BITWISE_RIGHT_SHIFT, -5, 100, &s), -1, "-5 >> 100");
     CHECK_EQ(binary_i64(TT_BITWISE_RIGHT_SHIFT, INT64_MIN, 63, &s), -1, "INT64_MIN >> 63");
+    CHECK_EQ(binary_i64(TT_RELU_GRAD, 5, 3, &s), 5, "relu_grad passes where the output is positive");
+    CHECK_EQ(binary_i64(TT_RELU_GRAD, 5, 0, &s), 0, "relu_grad stops where the output is 0");
+    CHECK_EQ(binary_i64(TT_RELU_GRAD, 5, -2, &s), 0, "relu_grad stops where the output is negative");
     binary_i64(TT_FMOD, 1, 0, &s);
     CHECK_STATUS(s, TT_ERR_ZERO_DIVISION, "fmod(1, 0)");
     binary_i64(TT_FLOOR_DIVIDE, 1, 0, &s);

@@ -118,3 +118,28 @@ def test_inplace_on_non_leaf_matches_torch(op: str) -> None:
 def test_inplace_unary_on_non_leaf() -> None:
     x = _values((4,), "pow", np.float64, 8)
     helper_test_grad([x], lambda a: (a * 1.0).sin_().mul_(a) * 3.0, atol=1e-10, rtol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_relu_backward_one_pass_and_composite_match_torch(dtype) -> None:
+    """relu's backward: one C pass (TT_RELU_GRAD) for dense same-shape operands, the composite
+    where(out <= 0, 0, grad) otherwise (a transposed gradient) and when it must record
+    (create_graph). Zeros of either sign get no gradient, a NaN passes it, as in PyTorch."""
+    x = np.array([[-2.0, -0.0, 0.0, 3.0], [np.nan, 1.5, -np.inf, np.inf], [0.5, -0.5, 2.0, -3.0]])
+    g = np.arange(1, 13, dtype=np.float64).reshape(3, 4)
+    if dtype == np.int64:
+        x, g = np.nan_to_num(x, posinf=7, neginf=-7), g
+    x, g = x.astype(dtype), g.astype(dtype)
+    out = tt.tensor(x).relu()
+    from t_tensor import elementwise as E
+    want = torch.ops.aten.threshold_backward(torch.tensor(g), torch.tensor(x).relu(), 0).numpy()
+    np.testing.assert_array_equal(E._relu_grad(tt.tensor(g), out).numpy(), want)
+    np.testing.assert_array_equal(E._relu_grad(tt.tensor(g.T.copy()).T, out).numpy(), want)
+    if dtype != np.int64:
+        got, ref = tt.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        (first,) = tt.autograd.grad(got.relu().square().sum(), got, create_graph=True)
+        (ref_first,) = torch.autograd.grad(ref.relu().square().sum(), ref, create_graph=True)
+        first.sum().backward()
+        ref_first.sum().backward()
+        np.testing.assert_array_equal(first.detach().numpy(), ref_first.detach().numpy())
+        np.testing.assert_array_equal(got.grad.numpy(), ref.grad.numpy())

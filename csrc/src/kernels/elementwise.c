@@ -223,6 +223,8 @@ DEFINE_FLOAT_ACTIVATIONS(double)
 #define FMOD_F(a, b) fmod(a, b)
 #define BITWISE_LEFT_SHIFT_I(a, b) shift_left(a, b)
 #define BITWISE_RIGHT_SHIFT_I(a, b) shift_right(a, b)
+#define RELU_GRAD_I(a, b) ((b) <= 0 ? 0 : (a))
+#define RELU_GRAD_F(a, b) ((b) <= 0 ? 0 : (a))   /* NaN in b passes the gradient, as in PyTorch */
 #define LERP_SCALAR_F(a, b) BY_TYPE(lerp, a)(a, b, p0)
 #define EQ_X(a, b) ((a) == (b))
 #define NE_X(a, b) ((a) != (b))
@@ -521,6 +523,7 @@ DEFINE_WHERE_BITS(64)
     X(NUMERIC_DTYPES, SAME, FMOD)                    \
     X(INT_DTYPES, SAME, BITWISE_LEFT_SHIFT)          \
     X(INT_DTYPES, SAME, BITWISE_RIGHT_SHIFT)         \
+    X(NUMERIC_DTYPES, SAME, RELU_GRAD)               \
     X(ALL_DTYPES, PRED, EQ)                          \
     X(ALL_DTYPES, PRED, NE)                          \
     X(ALL_DTYPES, PRED, LT)                          \

@@ -97,7 +97,7 @@ UNARY_DERIVATIVES = {
     "neg": ("", lambda g, x, z, p: -g),
     "abs": ("x", lambda g, x, z, p: g * E.sign(x)),
     "square": ("x", lambda g, x, z, p: g * 2.0 * x),
-    "relu": ("z", lambda g, x, z, p: _where(E.gt(z, 0), g)),
+    "relu": ("z", lambda g, x, z, p: E._relu_grad(g, z)),
     "exp": ("z", lambda g, x, z, p: g * z),
     "exp2": ("z", lambda g, x, z, p: g * z * _LN2),
     "expm1": ("z", lambda g, x, z, p: g * (z + 1.0)),

@@ -23,12 +23,14 @@ typedef enum tt_unary_op {
    (EQ .. LOGICAL_XOR), whose output is bool. FMOD is C's fmod (the remainder takes the dividend's
    sign). LOGADDEXP(2) is log(e**a + e**b) (base 2), computed stably. The shifts follow PyTorch:
    a left shift by a negative amount or by 64 or more gives 0, a right shift by those gives the
-   sign fill (-1 or 0); other amounts shift the value in int64 and wrap to the dtype. */
+   sign fill (-1 or 0); other amounts shift the value in int64 and wrap to the dtype. RELU_GRAD is
+   relu's backward in one pass: 0 where b <= 0, else a (a the gradient, b relu's output; a NaN in
+   b passes a, as PyTorch's threshold_backward). */
 typedef enum tt_binary_op {
     TT_ADD, TT_SUB, TT_MUL, TT_DIV, TT_FLOOR_DIVIDE, TT_REMAINDER, TT_POW,
     TT_MAXIMUM, TT_MINIMUM, TT_ATAN2, TT_BITWISE_AND, TT_BITWISE_OR, TT_BITWISE_XOR,
     TT_HYPOT, TT_COPYSIGN, TT_LOGADDEXP, TT_LOGADDEXP2, TT_FMOD,
-    TT_BITWISE_LEFT_SHIFT, TT_BITWISE_RIGHT_SHIFT,
+    TT_BITWISE_LEFT_SHIFT, TT_BITWISE_RIGHT_SHIFT, TT_RELU_GRAD,
     TT_EQ, TT_NE, TT_LT, TT_LE, TT_GT, TT_GE, TT_LOGICAL_AND, TT_LOGICAL_OR, TT_LOGICAL_XOR,
     TT_NUM_BINARY_OPS
 } tt_binary_op;
