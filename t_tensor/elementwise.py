@@ -607,6 +607,34 @@ def ternary(fn: str, code: int, a: Any, b: Any, c: Any, a_dtype: DType, dtype: D
 # ---------------------------------------------------------------------- binary functions
 
 
+def _add_scaled(fn: str, input: Any, other: Any, alpha: Any, out: Any) -> Any:
+    """``input + alpha * other`` (``sub``: ``-alpha``) in one pass, ``TT_ADD_SCALED``, for two
+    float32 or float64 tensors of one dtype when alpha is a plain number other than 1 and nothing records
+    (an optimizer's ``p.add_(buf, alpha=-lr)``: one kernel instead of a product into a new tensor
+    and then the sum). The product is rounded before the sum, as in the two-op path, so float32
+    and float64 results are the same bits. None when the case is another one."""
+    if type(alpha) not in (int, float) or alpha == 1:
+        return None
+    if not isinstance(input, TensorImpl) or not isinstance(other, TensorImpl):
+        return None
+    dtype = input._dtype
+    if other._dtype is not dtype or dtype not in (dtypes.float32, dtypes.float64):
+        return None  # float16 keeps the two ops: the product rounded to half first, as PyTorch
+    if out is not None and (not isinstance(out, TensorImpl) or out._dtype is not dtype):
+        return None
+    if _GRAD.enabled and (_requires_grad(input) or _requires_grad(other) or _requires_grad(out)):
+        return None
+    shape, inputs = _broadcast_inputs(fn, [input, other], [dtype, dtype], input)
+    result, copy_to = _output(fn, shape, dtype, out, input, inputs)
+    (a, a_strides), (b, b_strides) = inputs
+    status = lib.tt_binary_param(
+        lib.TT_ADD_SCALED, len(shape), shape, a.data_ptr(), a_strides, b.data_ptr(), b_strides,
+        result.data_ptr(), result._strides, dtype.code, float(alpha) if fn == "add" else -float(alpha),
+    )
+    check(status, fn)
+    return result if copy_to is None else copy_to.copy_(result)
+
+
 def add(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Any:
     """``input + alpha * other``, broadcast.
 
@@ -614,6 +642,9 @@ def add(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Any:
     >>> tt.add(tt.tensor([1, 2]), tt.tensor([[10], [20]])).tolist()
     [[11, 12], [21, 22]]
     """
+    fused = _add_scaled("add", input, other, alpha, out)
+    if fused is not None:
+        return fused
     return binary("add", input, _scaled("add", input, other, alpha), out)
 
 
@@ -624,6 +655,9 @@ def sub(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Any:
     >>> tt.sub(tt.tensor([5.0, 6.0]), 1.5).tolist()
     [3.5, 4.5]
     """
+    fused = _add_scaled("sub", input, other, alpha, out)
+    if fused is not None:
+        return fused
     return binary("sub", input, _scaled("sub", input, other, alpha), out)
 
 

@@ -181,8 +181,33 @@ static void test_bad_arguments(void) {
     CHECK_STATUS(tt_binary_param(-1, 1, shape, (uintptr_t)&x, unit, (uintptr_t)&x, unit, (uintptr_t)&out, unit,
                                  TT_FLOAT32, 0.5),
                  TT_ERR_INVALID_ARG, "unknown binary param op");
+    CHECK_STATUS(tt_binary_param(TT_ADD_SCALED, 1, shape, (uintptr_t)&x, unit, (uintptr_t)&x, unit,
+                                 (uintptr_t)&out, unit, TT_INT32, 0.5),
+                 TT_ERR_UNSUPPORTED_DTYPE, "add_scaled of integers");
     const int64_t empty[1] = {0};
     CHECK_STATUS(tt_unary(TT_EXP, 1, empty, 0, unit, 0, unit, TT_FLOAT32), TT_OK, "empty with NULL addresses");
+}
+
+/* TT_ADD_SCALED: a + alpha * b, the product rounded to the element type before the sum, through
+   strides (b broadcast with stride 0). */
+static void test_add_scaled(void) {
+    const float a[4] = {1.0f, -2.0f, 0.1f, 3.0f}, b = 0.3f;
+    float out[4];
+    const int64_t shape[1] = {4}, unit[1] = {1}, zero[1] = {0};
+    CHECK_STATUS(tt_binary_param(TT_ADD_SCALED, 1, shape, (uintptr_t)a, unit, (uintptr_t)&b, zero, (uintptr_t)out,
+                                 unit, TT_FLOAT32, -0.7),
+                 TT_OK, "add_scaled float32");
+    for (int i = 0; i < 4; i++) {
+        const float product = (float)-0.7 * b, want = a[i] + product;
+        CHECK(out[i] == want, "add_scaled[%d]: %.9g, want %.9g", i, (double)out[i], (double)want);
+    }
+    const double da[2] = {1.0, 2.5}, db[2] = {4.0, -8.0};
+    double dout[2];
+    const int64_t two[1] = {2};
+    CHECK_STATUS(tt_binary_param(TT_ADD_SCALED, 1, two, (uintptr_t)da, unit, (uintptr_t)db, unit, (uintptr_t)dout,
+                                 unit, TT_FLOAT64, 0.25),
+                 TT_OK, "add_scaled float64");
+    CHECK(dout[0] == 2.0 && dout[1] == 0.5, "add_scaled float64: %g %g", dout[0], dout[1]);
 }
 
 /* The in-place entry points of dispatch.h write into their first operand. */
@@ -209,6 +234,7 @@ static void test_contiguous_in_place(void) {
 }
 
 int main(void) {
+    test_add_scaled();
     test_contiguous_in_place();
     int binary_rows = 0, unary_rows = 0;
     for (int op = 0; op < TT_NUM_BINARY_OPS; op++) {

@@ -727,6 +727,33 @@ def test_add_sub_alpha_match_torch(dtype):
     check([sample(tt.bool), sample(tt.bool, seed=1)], lambda lib, x, y: lib.add(x, y, alpha=True))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_add_sub_alpha_one_pass_gives_the_two_op_bits(dtype):
+    """float32/float64 add and sub with alpha run as one kernel (TT_ADD_SCALED) that rounds the
+    product before the sum: the same bits as a product then a sum, for broadcast, strided, out=
+    and in-place operands; with autograd recording they take the differentiable path."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((6, 5)).astype(dtype)
+    b = rng.standard_normal((5, 6)).astype(dtype).T   # transposed: strided
+    c = rng.standard_normal((5,)).astype(dtype)       # broadcast
+    for alpha in (0.3, -1.7, 3, 1e-3):
+        for other in (b, c):
+            x, y = tt.tensor(a), tt.tensor(other.copy()) if other is c else tt.tensor(other.T.copy()).T
+            two_ops = (x + y * alpha).numpy()
+            assert np.array_equal(tt.add(x, y, alpha=alpha).numpy(), two_ops)
+            assert np.array_equal(tt.sub(x, y, alpha=alpha).numpy(), (x - y * alpha).numpy())
+            out = tt.empty(6, 5, dtype=x.dtype)
+            assert tt.add(x, y, alpha=alpha, out=out) is out and np.array_equal(out.numpy(), two_ops)
+            inplace = x.clone()
+            assert inplace.add_(y, alpha=alpha) is inplace and np.array_equal(inplace.numpy(), two_ops)
+    w = tt.tensor(a, requires_grad=True)
+    tt.add(w, tt.tensor(c), alpha=2.5).sum().backward()
+    assert w.grad.tolist() == np.ones((6, 5)).tolist()
+    v = tt.tensor(c, requires_grad=True)
+    tt.sub(tt.tensor(a), v, alpha=2.5).sum().backward()
+    np.testing.assert_allclose(v.grad.numpy(), np.full(5, -15.0))
+
+
 # ---------------------------------------------------------------------- in-place
 
 INPLACE_OPERATORS = {

@@ -226,6 +226,7 @@ DEFINE_FLOAT_ACTIVATIONS(double)
 #define RELU_GRAD_I(a, b) ((b) <= 0 ? 0 : (a))
 #define RELU_GRAD_F(a, b) ((b) <= 0 ? 0 : (a))   /* NaN in b passes the gradient, as in PyTorch */
 #define LERP_SCALAR_F(a, b) BY_TYPE(lerp, a)(a, b, p0)
+#define ADD_SCALED_F(a, b) ((a) + (__typeof__(a))p0 * (b))   /* the product rounded, then the sum */
 #define EQ_X(a, b) ((a) == (b))
 #define NE_X(a, b) ((a) != (b))
 #define LT_X(a, b) ((a) < (b))
@@ -561,7 +562,7 @@ DEFINE_WHERE_BITS(64)
     X(FLOAT_DTYPES, SAME, SOFTPLUS) X(FLOAT_DTYPES, SAME, LEAKY_RELU)       \
     X(FLOAT_DTYPES, SAME, ELU) X(FLOAT_DTYPES, SAME, LOGIT)
 
-#define BINARY_PARAM_OPS(X) X(FLOAT_DTYPES, SAME, LERP_SCALAR)
+#define BINARY_PARAM_OPS(X) X(FLOAT_DTYPES, SAME, LERP_SCALAR) X(FLOAT_DTYPES, SAME, ADD_SCALED)
 
 /* WHERE moves bits ("BITS"); CLAMP and LERP compute. */
 #define TERNARY_OPS(X) X(ALL_DTYPES, BITS, WHERE) X(ALL_DTYPES, SAME, CLAMP) X(FLOAT_DTYPES, SAME, LERP)

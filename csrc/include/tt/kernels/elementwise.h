@@ -63,9 +63,11 @@ typedef enum tt_unary_param_op {
 } tt_unary_param_op;
 
 /* Operations of two float inputs and one double parameter p0. Output dtype = input dtype.
-     LERP_SCALAR  p0 = weight: PyTorch's lerp of a (start) and b (end) with a scalar weight */
+     LERP_SCALAR  p0 = weight: PyTorch's lerp of a (start) and b (end) with a scalar weight
+     ADD_SCALED   p0 = alpha: a + alpha * b (add and sub with alpha) in one pass; alpha and the
+                  product are rounded to the compute type, as a product then a sum would be */
 typedef enum tt_binary_param_op {
-    TT_LERP_SCALAR,
+    TT_LERP_SCALAR, TT_ADD_SCALED,
     TT_NUM_BINARY_PARAM_OPS
 } tt_binary_param_op;
 
