@@ -736,22 +736,34 @@ def test_add_sub_alpha_one_pass_gives_the_two_op_bits(dtype):
     a = rng.standard_normal((6, 5)).astype(dtype)
     b = rng.standard_normal((5, 6)).astype(dtype).T   # transposed: strided
     c = rng.standard_normal((5,)).astype(dtype)       # broadcast
+    small = tt.elementwise._ADD_SCALED_MIN
+    tt.elementwise._ADD_SCALED_MIN = 0   # the kernel from any size here (larger sizes below)
+    try:
+        _check_add_scaled(a, b, c)
+    finally:
+        tt.elementwise._ADD_SCALED_MIN = small
+    big = rng.standard_normal((300, 200)).astype(dtype)
+    _check_add_scaled(big, rng.standard_normal((200, 300)).astype(dtype).T, rng.standard_normal((200,)).astype(dtype))
+
+
+def _check_add_scaled(a, b, c):
+    rows, cols = a.shape
     for alpha in (0.3, -1.7, 3, 1e-3):
         for other in (b, c):
             x, y = tt.tensor(a), tt.tensor(other.copy()) if other is c else tt.tensor(other.T.copy()).T
             two_ops = (x + y * alpha).numpy()
             assert np.array_equal(tt.add(x, y, alpha=alpha).numpy(), two_ops)
             assert np.array_equal(tt.sub(x, y, alpha=alpha).numpy(), (x - y * alpha).numpy())
-            out = tt.empty(6, 5, dtype=x.dtype)
+            out = tt.empty(rows, cols, dtype=x.dtype)
             assert tt.add(x, y, alpha=alpha, out=out) is out and np.array_equal(out.numpy(), two_ops)
             inplace = x.clone()
             assert inplace.add_(y, alpha=alpha) is inplace and np.array_equal(inplace.numpy(), two_ops)
     w = tt.tensor(a, requires_grad=True)
     tt.add(w, tt.tensor(c), alpha=2.5).sum().backward()
-    assert w.grad.tolist() == np.ones((6, 5)).tolist()
+    assert w.grad.tolist() == np.ones((rows, cols)).tolist()
     v = tt.tensor(c, requires_grad=True)
     tt.sub(tt.tensor(a), v, alpha=2.5).sum().backward()
-    np.testing.assert_allclose(v.grad.numpy(), np.full(5, -15.0))
+    np.testing.assert_allclose(v.grad.numpy(), np.full(cols, -2.5 * rows))
 
 
 # ---------------------------------------------------------------------- in-place
