@@ -489,18 +489,24 @@ __attribute__((target("avx512f"))) static __m512i plane_positions(const conv_geo
     return _mm512_loadu_si512(positions);
 }
 
-/* One input plane (image b, channel ci) in the zero-padded layout, as two registers. */
-__attribute__((target("avx512f"))) static inline void load_padded_plane(const conv_geom *g, const float *x,
-                                                                       int64_t b, int64_t ci, __m512 *lo,
-                                                                       __m512 *hi) {
+/* One input plane (image b, channel ci) into padded[0..32) in the zero-padded layout. */
+static void fill_padded_plane(const conv_geom *g, const float *x, int64_t b, int64_t ci, float *padded) {
     const int64_t pitch = g->w + g->pw;
-    float padded[32] = {0};
+    memset(padded, 0, 32 * sizeof(float));
     const float *plane = x + b * g->xs[0] + ci * g->xs[1];
     for (int64_t r = 0; r < g->h; r++) {
         for (int64_t c = 0; c < g->w; c++) {
             padded[(r + g->ph) * pitch + c + g->pw] = plane[r * g->xs[2] + c * g->xs[3]];
         }
     }
+}
+
+/* The same plane as two registers. */
+__attribute__((target("avx512f"))) static inline void load_padded_plane(const conv_geom *g, const float *x,
+                                                                       int64_t b, int64_t ci, __m512 *lo,
+                                                                       __m512 *hi) {
+    float padded[32];
+    fill_padded_plane(g, x, b, ci, padded);
     *lo = _mm512_loadu_ps(padded);
     *hi = _mm512_loadu_ps(padded + 16);
 }
@@ -572,17 +578,10 @@ typedef struct plane_prep_job {
 static void plane_prepare(int64_t begin, int64_t end, void *ctx) {
     const plane_prep_job *j = ctx;
     const conv_geom *g = j->g;
-    const int64_t P = g->oh * g->ow, pitch = g->w + g->pw;
+    const int64_t P = g->oh * g->ow;
     for (int64_t b = begin; b < end; b++) {
         for (int64_t ci = 0; ci < g->cin_g; ci++) {
-            float *padded = j->xpad + (b * g->cin_g + ci) * 32;
-            memset(padded, 0, 32 * sizeof(float));
-            const float *plane = j->x + b * g->xs[0] + ci * g->xs[1];
-            for (int64_t r = 0; r < g->h; r++) {
-                for (int64_t c = 0; c < g->w; c++) {
-                    padded[(r + g->ph) * pitch + c + g->pw] = plane[r * g->xs[2] + c * g->xs[3]];
-                }
-            }
+            fill_padded_plane(g, j->x, b, ci, j->xpad + (b * g->cin_g + ci) * 32);
         }
         float *gt = j->gt + b * P * j->mpad;
         memset(gt, 0, (size_t)(P * j->mpad) * sizeof(float));

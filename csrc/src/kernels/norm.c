@@ -48,6 +48,26 @@
    would take them past NORM_BLOCK values, so a lane still adds about NORM_BLOCK / NORM_LANES
    values whatever the plane size. Folding once per plane instead cost more than the adds on small
    planes ((64, 16, 8, 8): 16 dependent double adds per 64 values). */
+/* Walks a channel's n planes of s values, plane_stride apart, in blocks [b, e) of at most
+   NORM_BLOCK, `off` being the plane's offset: FOLD runs first whenever the block would take the
+   lanes past NORM_BLOCK values since the last fold, then ADD takes the block. */
+#define CHANNEL_BLOCKS(n, plane_stride, s, FOLD, ADD)                                           \
+    do {                                                                                        \
+        int64_t filled_ = 0;                                                                    \
+        for (int64_t img_ = 0; img_ < (n); img_++) {                                            \
+            const int64_t off = img_ * (plane_stride);                                          \
+            for (int64_t b = 0; b < (s); b += NORM_BLOCK) {                                     \
+                const int64_t e = (s) - b < NORM_BLOCK ? (s) : b + NORM_BLOCK;                  \
+                if (filled_ + (e - b) > NORM_BLOCK) {                                           \
+                    FOLD;                                                                       \
+                    filled_ = 0;                                                                \
+                }                                                                               \
+                ADD;                                                                            \
+                filled_ += e - b;                                                               \
+            }                                                                                   \
+        }                                                                                       \
+    } while (0)
+
 #define DEFINE_SUMS(T)                                                                          \
     static inline double fold_##T(T *lane) {                                                    \
         double total = 0;                                                                       \
@@ -61,39 +81,17 @@
     static double sum_##T(const T *restrict x, int64_t n, int64_t plane_stride, int64_t s) {    \
         double total = 0;                                                                       \
         T lane[NORM_LANES] = {0};                                                               \
-        int64_t filled = 0;                                                                     \
-        for (int64_t img = 0; img < n; img++) {                                                 \
-            const T *restrict p = x + img * plane_stride;                                       \
-            for (int64_t b = 0; b < s; b += NORM_BLOCK) {                                       \
-                const int64_t e = s - b < NORM_BLOCK ? s : b + NORM_BLOCK;                      \
-                if (filled + (e - b) > NORM_BLOCK) {                                            \
-                    total += fold_##T(lane);                                                    \
-                    filled = 0;                                                                 \
-                }                                                                               \
-                LANE_LOOP(b, e, lane[k] += p[i], lane[k] += p[i]);                              \
-                filled += e - b;                                                                \
-            }                                                                                   \
-        }                                                                                       \
+        CHANNEL_BLOCKS(n, plane_stride, s, total += fold_##T(lane),                             \
+                       LANE_LOOP(b, e, lane[k] += x[off + i], lane[k] += x[off + i]));          \
         return total + fold_##T(lane);                                                          \
     }                                                                                           \
     /* the sum of (x - mean)^2 over the channel */                                              \
     static double sum_sq_dev_##T(const T *restrict x, int64_t n, int64_t plane_stride, int64_t s, T mean) { \
         double total = 0;                                                                       \
         T lane[NORM_LANES] = {0};                                                               \
-        int64_t filled = 0;                                                                     \
-        for (int64_t img = 0; img < n; img++) {                                                 \
-            const T *restrict p = x + img * plane_stride;                                       \
-            for (int64_t b = 0; b < s; b += NORM_BLOCK) {                                       \
-                const int64_t e = s - b < NORM_BLOCK ? s : b + NORM_BLOCK;                      \
-                if (filled + (e - b) > NORM_BLOCK) {                                            \
-                    total += fold_##T(lane);                                                    \
-                    filled = 0;                                                                 \
-                }                                                                               \
-                LANE_LOOP(b, e, const T d = p[i] - mean; lane[k] += d * d,                      \
-                          const T d = p[i] - mean; lane[k] += d * d);                           \
-                filled += e - b;                                                                \
-            }                                                                                   \
-        }                                                                                       \
+        CHANNEL_BLOCKS(n, plane_stride, s, total += fold_##T(lane),                             \
+                       LANE_LOOP(b, e, const T d = x[off + i] - mean; lane[k] += d * d,         \
+                                 const T d = x[off + i] - mean; lane[k] += d * d));             \
         return total + fold_##T(lane);                                                          \
     }                                                                                           \
     /* the sums of dy and of dy * xh over the channel (xh may be NULL: then *s_dyxh = 0) */     \
@@ -101,26 +99,13 @@
                              int64_t s, double *s_dy, double *s_dyxh) {                         \
         double total = 0, total_xh = 0;                                                         \
         T lane[NORM_LANES] = {0}, lane_xh[NORM_LANES] = {0};                                    \
-        int64_t filled = 0;                                                                     \
-        for (int64_t img = 0; img < n; img++) {                                                 \
-            const T *restrict d = dy + img * plane_stride;                                      \
-            const T *restrict h = xh != NULL ? xh + img * plane_stride : NULL;                  \
-            for (int64_t b = 0; b < s; b += NORM_BLOCK) {                                       \
-                const int64_t e = s - b < NORM_BLOCK ? s : b + NORM_BLOCK;                      \
-                if (filled + (e - b) > NORM_BLOCK) {                                            \
-                    total += fold_##T(lane);                                                    \
-                    total_xh += fold_##T(lane_xh);                                              \
-                    filled = 0;                                                                 \
-                }                                                                               \
-                if (h != NULL) {                                                                \
-                    LANE_LOOP(b, e, lane[k] += d[i]; lane_xh[k] += d[i] * h[i],                 \
-                              lane[k] += d[i]; lane_xh[k] += d[i] * h[i]);                      \
-                } else {                                                                        \
-                    LANE_LOOP(b, e, lane[k] += d[i], lane[k] += d[i]);                          \
-                }                                                                               \
-                filled += e - b;                                                                \
-            }                                                                                   \
-        }                                                                                       \
+        CHANNEL_BLOCKS(n, plane_stride, s, (total += fold_##T(lane), total_xh += fold_##T(lane_xh)), \
+                       if (xh != NULL) {                                                        \
+                           LANE_LOOP(b, e, lane[k] += dy[off + i]; lane_xh[k] += dy[off + i] * xh[off + i], \
+                                     lane[k] += dy[off + i]; lane_xh[k] += dy[off + i] * xh[off + i]); \
+                       } else {                                                                 \
+                           LANE_LOOP(b, e, lane[k] += dy[off + i], lane[k] += dy[off + i]);     \
+                       });                                                                      \
         *s_dy = total + fold_##T(lane);                                                         \
         *s_dyxh = total_xh + fold_##T(lane_xh);                                                 \
     }
