@@ -885,9 +885,11 @@ def test_gemm_accumulates_into_c(gemm_config):
         np.testing.assert_allclose(c.astype(np.float64), want, rtol=1e-5, atol=1e-6 * 4 * (k + 1))
 
 
-# Shapes that two threads split by rows (n past NC), by column units over all of k, and by column
-# units over k's two KC slices one at a time: each must give the one-thread result bit for bit.
-THREAD_SPLIT_SIZES = [(13, 4100, 1100), (300, 200, 300), (37, 600, 1000), (256, 784, 512)]
+# Shapes that two threads split by rows (n past NC), by column units over all of k, by column
+# units over k's two KC slices one at a time, and (the last) by two column units per thread over
+# k's three slices, where one thread packs k in blocks of two slices: each must give the one-thread
+# result bit for bit.
+THREAD_SPLIT_SIZES = [(13, 4100, 1100), (300, 200, 300), (37, 600, 1000), (256, 784, 512), (100, 2048, 1500)]
 
 
 @pytest.mark.parametrize("kernel", GEMM_KERNELS)

@@ -218,8 +218,9 @@ static const run_fn run_table[TT_NUM_DTYPES] = {MATMUL_DTYPES(REGISTER_GEMM)};
  * generic x86-64). TT_GENERIC_KERNELS=1 in the environment (read once) or tt_gemm_force_generic(1)
  * selects the generic one; tt_gemm_set_kernel names one explicitly (tests, benchmarks).
  *
- * Threads: when each thread's share of B (one column range per thread) fits its core's L2, one
- * column unit per thread packs its share and multiplies all rows by it (column_task). Otherwise
+ * Threads: when a column range of B fits a core's L2 (a thread's share of all of k, or a share of
+ * one k slice cut into a few ranges per thread), column units each pack their range and multiply
+ * all rows by it (column_task). Otherwise
  * the B panel is packed once per (jc, pc) by all threads (disjoint micro-panels) and is
  * then shared read-only; the (m, nc) tile is cut into about 4 units per thread (rows in whole MR
  * micro-rows, and also columns in whole NR micro-panels when m is small), claimed dynamically
@@ -245,6 +246,8 @@ static const run_fn run_table[TT_NUM_DTYPES] = {MATMUL_DTYPES(REGISTER_GEMM)};
 
 /* Below this many multiply-adds a product runs on one thread. */
 #define GEMM_PARALLEL_MIN_FLOPS ((int64_t)1 << 17)
+/* Column units hold at least this many micro-panels of B each. */
+#define GEMM_MIN_PANELS 4
 /* Units of one product per thread (dynamic load balance). */
 #define GEMM_UNITS_PER_THREAD 4
 /* The packed B panel of one step holds at most about this many elements (all of k at once when it
@@ -712,12 +715,11 @@ static void scratch_give(void *p) {
        rows, every KC slice of the packed k range in order (the C block stays in L2 between       \
        slices); A is packed into apack. */                                                        \
     static void macro_##TAG(const prob_##T *pr, ukr_##T##_fn ukr, const T *bpack, T *apack,       \
-                            int64_t pb, int64_t kb, int64_t jc, int64_t nc, int64_t r0, int64_t r1, \
-                            int64_t q0, int64_t q1) {                                              \
+                            int64_t pb, int64_t kb, int64_t step, int64_t jc, int64_t nc, int64_t r0, \
+                            int64_t r1, int64_t q0, int64_t q1) {                                  \
         const int64_t panels = (nc + (NR) - 1) / (NR);                                             \
         for (int64_t ic = r0; ic < r1; ic += (MC)) {                                               \
             const int64_t mc = r1 - ic < (MC) ? r1 - ic : (MC);                                    \
-            const int64_t step = kslice_##TAG(kb);                                                 \
             for (int64_t p0 = 0; p0 < kb; p0 += step) {                                            \
                 const int64_t pc = pb + p0, kc = kb - p0 < step ? kb - p0 : step;                  \
                 const int load_c = pr->accumulate || pc > 0;                                       \
@@ -743,6 +745,7 @@ static void scratch_give(void *p) {
         ukr_##T##_fn ukr;                                                                          \
         T *bpack, *apacks;                                                                         \
         int64_t pb, kb, jc, nc, panels;                                                            \
+        int64_t kstep;    /* the k rows of one slice, kslice(k): the same for every block */       \
         int64_t tm, tn;   /* the unit grid: tm row ranges x tn column ranges */                    \
         int64_t workers;  /* A buffers in apacks */                                                \
         atomic_uint_fast64_t slots;                                                                \
@@ -756,7 +759,7 @@ static void scratch_give(void *p) {
         for (int64_t it = begin; it < end;) {                                                      \
             const int64_t slice = it / s->panels, q0 = it % s->panels;                             \
             const int64_t q1 = end - it < s->panels - q0 ? q0 + (end - it) : s->panels;            \
-            const int64_t step = kslice_##TAG(s->kb);                                              \
+            const int64_t step = s->kstep;                                                         \
             const int64_t p0 = slice * step, kc = s->kb - p0 < step ? s->kb - p0 : step;           \
             pack_b_##TAG(s->bpack + p0 * s->panels * (NR),                                         \
                          pr->b + (s->pb + p0) * pr->rsb + s->jc * pr->csb, pr->rsb, pr->csb, kc,   \
@@ -777,7 +780,7 @@ static void scratch_give(void *p) {
             r1 = r1 < s->pr->m ? r1 : s->pr->m;                                                    \
             const int64_t q0 = s->panels * un / s->tn, q1 = s->panels * (un + 1) / s->tn;          \
             if (r0 < r1 && q0 < q1) {                                                              \
-                macro_##TAG(s->pr, s->ukr, s->bpack, apack, s->pb, s->kb, s->jc, s->nc, r0, r1, q0, q1); \
+                macro_##TAG(s->pr, s->ukr, s->bpack, apack, s->pb, s->kb, s->kstep, s->jc, s->nc, r0, r1, q0, q1); \
             }                                                                                      \
         }                                                                                          \
         tt_slot_give(&s->slots, slot);                                                                \
@@ -788,7 +791,7 @@ static void scratch_give(void *p) {
        L2 of the core that uses it. */                                                            \
     static void column_task_##TAG(int64_t begin, int64_t end, void *ctx) {                         \
         par_##TAG *s = ctx;                                                                        \
-        const int64_t step = kslice_##TAG(s->kb), slices = (s->kb + step - 1) / step;              \
+        const int64_t step = s->kstep, slices = (s->kb + step - 1) / step;                         \
         const int slot = tt_slot_take(&s->slots, s->workers);                                      \
         T *apack = s->apacks + slot * (int64_t)(MC) * (KC);                                        \
         for (int64_t un = begin; un < end; un++) {                                                 \
@@ -799,17 +802,19 @@ static void scratch_give(void *p) {
             for (int64_t slice = 0; slice < slices; slice++) {                                     \
                 pack_b_task_##TAG(slice * s->panels + q0, slice * s->panels + q1, s);              \
             }                                                                                      \
-            macro_##TAG(s->pr, s->ukr, s->bpack, apack, s->pb, s->kb, s->jc, s->nc, 0, s->pr->m, q0, q1); \
+            macro_##TAG(s->pr, s->ukr, s->bpack, apack, s->pb, s->kb, s->kstep, s->jc, s->nc, 0, s->pr->m, q0, q1); \
         }                                                                                          \
         tt_slot_give(&s->slots, slot);                                                             \
     }                                                                                              \
                                                                                                    \
     /* The k rows of B packed at once for a panel of nc columns: all of k when the packed panel   \
-       stays within GEMM_BPACK_ELEMS, else a multiple of KC that does. */                          \
+       stays within GEMM_BPACK_ELEMS, else a multiple of k's slice (kslice(k)) that does. Blocks  \
+       are whole slices, so every element of C sums the same slices in the same order whatever    \
+       the blocking, the unit shapes or the thread count. */                                      \
     static int64_t k_block_##TAG(int64_t k, int64_t nc) {                                          \
-        const int64_t width = (nc + (NR) - 1) / (NR) * (NR);                                       \
-        int64_t kb = GEMM_BPACK_ELEMS / width / (KC) * (KC);                                       \
-        kb = kb < (KC) ? (KC) : kb;                                                                \
+        const int64_t width = (nc + (NR) - 1) / (NR) * (NR), step = kslice_##TAG(k);               \
+        int64_t kb = GEMM_BPACK_ELEMS / width / step * step;                                       \
+        kb = kb < step ? step : kb;                                                                \
         return k < kb ? k : kb;                                                                    \
     }                                                                                              \
                                                                                                    \
@@ -819,7 +824,7 @@ static void scratch_give(void *p) {
     static void gemm_run_##TAG(const prob_##T *pr, ukr_##T##_fn ukr, int64_t workers, T *apacks,  \
                                T *bpack) {                                                         \
         par_##TAG s = {.pr = pr, .ukr = ukr, .bpack = bpack, .apacks = apacks, .tm = 1, .tn = 1,   \
-                       .workers = workers};                                                        \
+                       .workers = workers, .kstep = kslice_##TAG(pr->k)};                          \
         atomic_init(&s.slots, 0);                                                                  \
         const int64_t rows = (pr->m + (MR) - 1) / (MR), want = GEMM_UNITS_PER_THREAD * workers;    \
         if (workers > 1) {                                                                         \
@@ -835,42 +840,47 @@ static void scratch_give(void *p) {
             s.panels = (s.nc + (NR) - 1) / (NR);                                                   \
             int64_t kb_max = k_block_##TAG(pr->k, s.nc);                                           \
             int columns = 0;                                                                       \
-            if (workers > 1 && s.panels >= 2 * workers && kb_max == pr->k) {                       \
-                /* Column units when each thread's share of B fits its L2: for all of k, or for   \
-                   each of k's two KC slices packed one at a time (the same slices, in the same   \
-                   order, as one block: results stay the same on any thread count). */            \
-                const int64_t step = kslice_##TAG(pr->k);                                          \
-                const int64_t row_bytes = (s.panels + workers - 1) / workers * (NR) * (int64_t)sizeof(T); \
-                const int64_t fit_rows = GEMM_L2_SHARE_BYTES / row_bytes;                          \
-                if (fit_rows >= pr->k) {                                                           \
+            if (workers > 1 && s.panels >= 2 * workers) {                                          \
+                /* Column units when a unit's share of B fits a core's L2: one unit per thread    \
+                   for all of k at once, else k one slice at a time (whole slices: results stay   \
+                   the same on any thread count) in as few units as fit, down to GEMM_MIN_PANELS  \
+                   micro-panels a unit. */                                                        \
+                const int64_t panel_bytes = (NR) * (int64_t)sizeof(T);                             \
+                if (kb_max == pr->k &&                                                             \
+                    (s.panels + workers - 1) / workers * panel_bytes * pr->k <= GEMM_L2_SHARE_BYTES) { \
                     columns = 1;                                                                   \
-                } else if (fit_rows >= step && pr->k <= 2 * step) {                                \
-                    columns = 1;                                                                   \
-                    kb_max = step;                                                                 \
+                    s.tn = workers;                                                                \
+                } else {                                                                           \
+                    for (int64_t units = workers; s.panels >= units * GEMM_MIN_PANELS; units += workers) { \
+                        if ((s.panels + units - 1) / units * panel_bytes * s.kstep <= GEMM_L2_SHARE_BYTES) { \
+                            columns = 1;                                                           \
+                            s.tn = units;                                                          \
+                            kb_max = s.kstep;                                                      \
+                            break;                                                                 \
+                        }                                                                          \
+                    }                                                                              \
                 }                                                                                  \
             }                                                                                      \
-            if (columns) {                                                                         \
-                s.tn = workers;                                                                    \
-            } else if (workers > 1) {                                                              \
+            if (!columns && workers > 1) {                                                         \
                 const int64_t tn = s.tm >= want ? 1 : (want + s.tm - 1) / s.tm;                    \
                 s.tn = tn < s.panels ? tn : s.panels;                                              \
             }                                                                                      \
             for (int64_t pb = 0; pb < pr->k; pb += kb_max) {                                       \
                 s.pb = pb;                                                                         \
                 s.kb = pr->k - pb < kb_max ? pr->k - pb : kb_max;                                  \
-                const int64_t step = kslice_##TAG(s.kb);                                           \
-                const int64_t items = (s.kb + step - 1) / step * s.panels; /* slices x panels */   \
+                const int64_t items = (s.kb + s.kstep - 1) / s.kstep * s.panels; /* slices x panels */ \
                 if (columns) {                                                                     \
-                    /* One column unit per thread, which packs its share of B itself. On 2     \
-                       threads, (256, 512) @ (512, 784): ~210 -> ~255 GFLOP/s, 1024^3: ~290 ->     \
-                       ~305, against row units, each of which reads all of B from L3. */           \
-                    tt_parallel_for(workers, 1, column_task_##TAG, &s);                            \
+                    /* Column units, each of which packs its share of B itself. On 2 threads,   \
+                       (256, 512) @ (512, 784): ~210 -> ~255 GFLOP/s, 1024^3: ~290 -> ~305, and    \
+                       2048^3 (4 units, k one slice at a time): ~295 -> ~315, against row units,   \
+                       each of which reads all of B from L3. */                                   \
+                    tt_parallel_for(s.tn, 1, column_task_##TAG, &s);                               \
                 } else if (workers > 1) {                                                          \
                     tt_parallel_for(items, 8, pack_b_task_##TAG, &s);                              \
                     tt_parallel_for(s.tm * s.tn, 1, macro_task_##TAG, &s);                         \
                 } else {                                                                           \
                     pack_b_task_##TAG(0, items, &s);                                               \
-                    macro_##TAG(pr, ukr, bpack, apacks, pb, s.kb, jc, s.nc, 0, pr->m, 0, s.panels); \
+                    macro_##TAG(pr, ukr, bpack, apacks, pb, s.kb, s.kstep, jc, s.nc, 0, pr->m, 0, s.panels); \
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
