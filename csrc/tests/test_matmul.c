@@ -208,6 +208,40 @@ static void test_gemm_entry(void) {
                  TT_ERR_UNSUPPORTED_DTYPE, "tt_gemm int32");
 }
 
+/* tt_linear: C = bias + A @ B against a naive loop, each operand in a buffer of exactly the size
+   it spans (the bias strided), on shapes that take the small path, several k slices and the
+   transposed orientation (few columns: the bias then runs along the computed rows). */
+static void test_linear_entry(void) {
+    const int64_t shapes[][3] = {{3, 5, 2}, {13, 10, 40}, {25, 70, 300}, {250, 40, 700}};
+    for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
+        const int64_t m = shapes[t][0], n = shapes[t][1], k = shapes[t][2], bias_stride = 3;
+        float *a = malloc((size_t)(m * k) * sizeof(float)), *b = malloc((size_t)(k * n) * sizeof(float));
+        float *bias = malloc((size_t)((n - 1) * bias_stride + 1) * sizeof(float));
+        float *c = malloc((size_t)(m * n) * sizeof(float));
+        for (int64_t i = 0; i < m * k; i++) a[i] = (float)(next_random() % 9) - 4.0f;
+        for (int64_t i = 0; i < k * n; i++) b[i] = (float)(next_random() % 9) - 4.0f;
+        for (int64_t j = 0; j < (n - 1) * bias_stride + 1; j++) bias[j] = (float)(next_random() % 5);
+        /* B is read transposed, as linear's weight: B (k x n) at b[j * k + p] */
+        CHECK_STATUS(tt_linear(TT_FLOAT32, m, n, k, (uintptr_t)a, k, 1, (uintptr_t)b, 1, k, (uintptr_t)bias,
+                               bias_stride, (uintptr_t)c, n, 1),
+                     TT_OK, "tt_linear");
+        int bad = 0;
+        for (int64_t i = 0; i < m && !bad; i++) {
+            for (int64_t j = 0; j < n && !bad; j++) {
+                double want = bias[j * bias_stride];
+                for (int64_t p = 0; p < k; p++) want += (double)a[i * k + p] * b[j * k + p];
+                bad = c[i * n + j] != (float)want; /* small integers: exact */
+                CHECK(!bad, "tt_linear %ldx%ldx%ld: c[%ld][%ld] = %g, expected %g", (long)m, (long)n, (long)k, (long)i,
+                      (long)j, (double)c[i * n + j], want);
+            }
+        }
+        free(a);
+        free(b);
+        free(bias);
+        free(c);
+    }
+}
+
 int main(void) {
     for (size_t d = 0; d < sizeof DTYPES / sizeof DTYPES[0]; d++) {
         test_layouts(DTYPES[d]);
@@ -225,6 +259,7 @@ int main(void) {
                 test_layouts(floats[d]);
             }
             test_gemm_entry();
+            test_linear_entry();
         }
     }
     CHECK_STATUS(tt_gemm_set_kernel("sse9"), TT_ERR_INVALID_ARG, "tt_gemm_set_kernel unknown name");

@@ -885,6 +885,54 @@ def test_gemm_accumulates_into_c(gemm_config):
         np.testing.assert_allclose(c.astype(np.float64), want, rtol=1e-5, atol=1e-6 * 4 * (k + 1))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_linear_c_entry_adds_the_bias(gemm_config, dtype):
+    """tt_linear: C = bias + A @ B, bit for bit what tt_gemm accumulating into C preset to the
+    bias gives, on shapes that take each path: the small product, several k blocks, a product
+    computed transposed (10 columns: the bias then runs along C's rows), column units and row
+    units; B row-major and transposed (as linear's weight), a strided bias."""
+    rng = np.random.default_rng(21)
+    for m, n, k in [(5, 7, 3), (37, 45, 600), (256, 10, 512), (300, 200, 300), (100, 2048, 1500), (13, 4100, 1100)]:
+        for b_transposed in (False, True):
+            a = rng.uniform(-1, 1, (m, k)).astype(dtype)
+            b = rng.uniform(-1, 1, (n, k)).astype(dtype).T if b_transposed else rng.uniform(-1, 1, (k, n)).astype(dtype)
+            bias_store = rng.uniform(-1, 1, 2 * n).astype(dtype)  # the bias is every other element
+            got = np.full((m, n), np.nan, dtype)
+            preset = np.ascontiguousarray(np.broadcast_to(bias_store[::2], (m, n)))
+            item = np.dtype(dtype).itemsize
+            rsb, csb = (s // item for s in b.strides)
+            ptr = lambda x: ffi.cast("uintptr_t", x.ctypes.data)  # noqa: E731
+            code = lib.TT_FLOAT32 if dtype == np.float32 else lib.TT_FLOAT64
+            assert lib.tt_linear(code, m, n, k, ptr(a), k, 1, ptr(b), rsb, csb, ptr(bias_store), 2, ptr(got), n, 1) == 0
+            assert lib.tt_gemm(code, m, n, k, ptr(a), k, 1, ptr(b), rsb, csb, ptr(preset), n, 1, 1) == 0
+            assert np.array_equal(got, preset), (m, n, k, b_transposed)
+            want = bias_store[::2].astype(np.float64) + _gemm_reference(a, b)
+            tol = 1e-5 if dtype == np.float32 else 1e-12
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 4 * (k + 1))
+
+
+def test_linear_c_entry_edges():
+    """k == 0 gives the broadcast bias; no bias is a plain product; bad arguments are refused."""
+    ptr = lambda x: ffi.cast("uintptr_t", x.ctypes.data)  # noqa: E731
+    bias = np.array([1.5, -2.0, 3.0], np.float32)
+    out = np.full((2, 3), np.nan, np.float32)
+    one = np.zeros(1, np.float32)
+    assert lib.tt_linear(lib.TT_FLOAT32, 2, 3, 0, ptr(one), 1, 1, ptr(one), 1, 1, ptr(bias), 1, ptr(out), 3, 1) == 0
+    assert np.array_equal(out, np.broadcast_to(bias, (2, 3)))
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.arange(12, dtype=np.float32).reshape(3, 4)
+    out = np.full((2, 4), np.nan, np.float32)
+    assert lib.tt_linear(lib.TT_FLOAT32, 2, 4, 3, ptr(a), 3, 1, ptr(b), 4, 1, 0, 0, ptr(out), 4, 1) == 0
+    assert np.array_equal(out, a @ b)
+    assert lib.tt_linear(lib.TT_FLOAT32, 2, 4, 3, ptr(a), 3, 1, ptr(b), 4, 1, ptr(bias), -1, ptr(out), 4, 1) == (
+        lib.TT_ERR_INVALID_ARG
+    )
+    ints = np.zeros((2, 4), np.int32)
+    assert lib.tt_linear(lib.TT_INT32, 2, 4, 3, ptr(ints), 3, 1, ptr(ints), 4, 1, ptr(ints), 1, ptr(ints), 4, 1) == (
+        lib.TT_ERR_UNSUPPORTED_DTYPE
+    )
+
+
 # Shapes that two threads split by rows (n past NC), by column units over all of k, by column
 # units over k's two KC slices one at a time, and (the last) by two column units per thread over
 # k's three slices, where one thread packs k in blocks of two slices: each must give the one-thread

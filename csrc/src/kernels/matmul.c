@@ -592,7 +592,25 @@ __attribute__((target("avx512f"))) static void pack_b_rows_f32x32(float *restric
         T *c;                                                                                      \
         int64_t rsc, csc;                                                                          \
         int accumulate;                                                                            \
+        const T *bias;        /* NULL, or C = bias + A @ B (tt_linear): bias[j * bias_stride] */   \
+        int64_t bias_stride;  /* for column j, or for row i when bias_rows (a swapped product) */  \
+        int bias_rows;                                                                             \
     } prob_##T;                                                                                    \
+                                                                                                   \
+    /* The mr x nr tile of C at (i0, j0) (c: its first element) set to the bias, before the      \
+       product's first k slice adds to it: no pass of its own over C, and the tile is in L1 when  \
+       the micro-kernel reads it back. */                                                         \
+    static void bias_tile_##T(const prob_##T *pr, T *c, int64_t i0, int64_t j0, int mr, int nr) {  \
+        for (int r = 0; r < mr; r++) {                                                             \
+            T *row = c + r * pr->rsc;                                                              \
+            if (pr->bias_rows) {                                                                   \
+                const T value = pr->bias[(i0 + r) * pr->bias_stride];                              \
+                for (int q = 0; q < nr; q++) row[q * pr->csc] = value;                             \
+            } else {                                                                               \
+                for (int q = 0; q < nr; q++) row[q * pr->csc] = pr->bias[(j0 + q) * pr->bias_stride]; \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
     typedef struct batch_##T {                                                                     \
         prob_##T base;                                                                             \
         int batch_ndim;                                                                            \
@@ -732,7 +750,13 @@ static void scratch_give(void *p) {
                     T *cj = pr->c + ic * pr->rsc + (jc + j) * pr->csc;                             \
                     for (int64_t i = 0; i < mc; i += (MR)) {                                       \
                         const int mr = (int)(mc - i < (MR) ? mc - i : (MR));                       \
-                        ukr(kc, apack + i * kc, bp, cj + i * pr->rsc, pr->rsc, pr->csc, mr, nr, load_c); \
+                        T *tile = cj + i * pr->rsc;                                                \
+                        int add_to_c = load_c;                                                     \
+                        if (!add_to_c && pr->bias != NULL) {                                       \
+                            bias_tile_##T(pr, tile, ic + i, jc + j, mr, nr);                       \
+                            add_to_c = 1;                                                          \
+                        }                                                                          \
+                        ukr(kc, apack + i * kc, bp, tile, pr->rsc, pr->csc, mr, nr, add_to_c);     \
                     }                                                                              \
                 }                                                                                  \
             }                                                                                      \
@@ -1029,12 +1053,17 @@ static void small_gemm_f32_avx512(const prob_float *pr, float *apack, float *bpa
         for (int64_t i = 0; i < m; i += 12) {
             const int mr = (int)(m - i < 12 ? m - i : 12);
             float *c = pr->c + i * pr->rsc + j * pr->csc;
+            int add_to_c = pr->accumulate;
+            if (!add_to_c && pr->bias != NULL) {
+                bias_tile_float(pr, c, i, j, mr, nr);
+                add_to_c = 1;
+            }
             if (a_direct && i < full_rows) {
                 ukr_avx512_strided_float_12(k, pr->a + i * pr->rsa, pr->rsa, 1, bpack, 32, c, pr->rsc, pr->csc, mr,
-                                            nr, pr->accumulate);
+                                            nr, add_to_c);
             } else {
                 const float *ap = apack + (a_direct ? 0 : i * k);
-                ukr_avx512_strided_float_12(k, ap, 1, 12, bpack, 32, c, pr->rsc, pr->csc, mr, nr, pr->accumulate);
+                ukr_avx512_strided_float_12(k, ap, 1, 12, bpack, 32, c, pr->rsc, pr->csc, mr, nr, add_to_c);
             }
         }
     }
@@ -1083,10 +1112,47 @@ tt_status tt_gemm(int dtype, int64_t m, int64_t n, int64_t k,
     return tt_matmul(dtype, 0, NULL, m, n, k, a, strides, b, strides + 2, c, strides + 4, accumulate);
 }
 
+static tt_status fast_matmul(int dtype, int batch_ndim, const int64_t *batch_shape, int64_t batch, int64_t m,
+                             int64_t n, int64_t k, uintptr_t a, const int64_t *a_strides, uintptr_t b,
+                             const int64_t *b_strides, uintptr_t c, const int64_t *c_strides, int accumulate,
+                             uintptr_t bias, int64_t bias_stride);
+
+tt_status tt_linear(int dtype, int64_t m, int64_t n, int64_t k, uintptr_t a, int64_t rsa, int64_t csa, uintptr_t b,
+                    int64_t rsb, int64_t csb, uintptr_t bias, int64_t bias_stride, uintptr_t c, int64_t rsc,
+                    int64_t csc) {
+    if (dtype != TT_FLOAT32 && dtype != TT_FLOAT64) {
+        return TT_ERR_UNSUPPORTED_DTYPE;
+    }
+    if (bias == 0) {
+        return tt_gemm(dtype, m, n, k, a, rsa, csa, b, rsb, csb, c, rsc, csc, 0);
+    }
+    const int64_t strides[6] = {rsa, csa, rsb, csb, rsc, csc};
+    if (m < 0 || n < 0 || k < 0 || bias_stride < 0) {
+        return TT_ERR_INVALID_ARG;
+    }
+    for (int d = 0; d < 6; d++) {
+        if (strides[d] < 0) {
+            return TT_ERR_INVALID_ARG;
+        }
+    }
+    if (m == 0 || n == 0) {
+        return TT_OK; /* C has no elements */
+    }
+    if (c == 0 || (k > 0 && (a == 0 || b == 0))) {
+        return TT_ERR_INVALID_ARG;
+    }
+    if (k == 0) { /* empty sums: C is the bias */
+        const int64_t shape[2] = {m, n}, bias_strides[2] = {0, bias_stride};
+        return tt_copy_strided(2, shape, bias, bias_strides, dtype, c, strides + 4, dtype);
+    }
+    return fast_matmul(dtype, 0, NULL, 1, m, n, k, a, strides, b, strides + 2, c, strides + 4, 0, bias, bias_stride);
+}
+
 /* tt_matmul for float32 and float64 (arguments validated, C not empty). */
 static tt_status fast_matmul(int dtype, int batch_ndim, const int64_t *batch_shape, int64_t batch, int64_t m,
                              int64_t n, int64_t k, uintptr_t a, const int64_t *a_strides, uintptr_t b,
-                             const int64_t *b_strides, uintptr_t c, const int64_t *c_strides, int accumulate) {
+                             const int64_t *b_strides, uintptr_t c, const int64_t *c_strides, int accumulate,
+                             uintptr_t bias, int64_t bias_stride) {
     const int r = batch_ndim, s = batch_ndim + 1;
     if (k == 0) { /* empty sums: C = 0, or C unchanged */
         if (!accumulate) {
@@ -1126,7 +1192,10 @@ static tt_status fast_matmul(int dtype, int batch_ndim, const int64_t *batch_sha
     batch_##T st = {.base = {m, n, k, (const T *)a, as[ar], as[ac], (const T *)b, bs[ar], bs[ac],  \
                              (T *)c, c_strides[cr], c_strides[cc], accumulate},                    \
                     .batch_ndim = batch_ndim, .batch_shape = batch_shape, .a_bs = as, .b_bs = bs,  \
-                    .c_bs = c_strides, .batch = batch}
+                    .c_bs = c_strides, .batch = batch};                                             \
+    st.base.bias = (const T *)bias;                                                                \
+    st.base.bias_stride = bias_stride;                                                             \
+    st.base.bias_rows = swap
     if (dtype == TT_FLOAT32) {
         FAST_BATCH(float);
 #if TT_GEMM_X86
@@ -1188,7 +1257,7 @@ tt_status tt_matmul(int dtype, int batch_ndim, const int64_t *batch_shape,
     }
     if (dtype == TT_FLOAT32 || dtype == TT_FLOAT64) {
         return fast_matmul(dtype, batch_ndim, batch_shape, batch, m, n, k, a, a_strides, b, b_strides, c,
-                           c_strides, accumulate != 0);
+                           c_strides, accumulate != 0, 0, 0);
     }
     const int64_t size = (int64_t)tt_dtype_itemsize(dtype);
     const int r = batch_ndim, s = batch_ndim + 1; /* where the row and column strides are */

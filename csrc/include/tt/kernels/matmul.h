@@ -38,6 +38,17 @@ tt_status tt_gemm(int dtype, int64_t m, int64_t n, int64_t k,
                   uintptr_t a, int64_t rsa, int64_t csa, uintptr_t b, int64_t rsb, int64_t csb,
                   uintptr_t c, int64_t rsc, int64_t csc, int accumulate);
 
+/* linear (PyTorch's addmm with beta = alpha = 1): C = bias + A @ B for one float32 or float64
+   product, bias broadcast over the rows (column j gets bias[j * bias_stride]), strides in elements
+   as tt_gemm. The bias is written into each tile of C just before the product's first k slice
+   adds to it, so it costs no pass of its own over C; the sums are those of tt_gemm with
+   accumulate over C preset to the bias, bit for bit. bias == 0 is tt_gemm without accumulate;
+   k == 0 gives the broadcast bias. Same rules and errors as tt_gemm (a negative bias_stride is
+   TT_ERR_INVALID_ARG); C must not overlap the bias either. Borrows everything. */
+tt_status tt_linear(int dtype, int64_t m, int64_t n, int64_t k,
+                    uintptr_t a, int64_t rsa, int64_t csa, uintptr_t b, int64_t rsb, int64_t csb,
+                    uintptr_t bias, int64_t bias_stride, uintptr_t c, int64_t rsc, int64_t csc);
+
 /* The micro-kernel the float32/float64 GEMM uses now: "avx512" (AVX-512F), "avx2" (AVX2+FMA) or
    "generic" (plain C); by default the best the CPU has, chosen at run time. Setting
    TT_GENERIC_KERNELS=1 in the environment (read once, at the first product) selects "generic".
