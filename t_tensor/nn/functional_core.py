@@ -42,6 +42,7 @@ from t_tensor import dtypes
 from t_tensor import elementwise as E
 from t_tensor import linalg as L
 from t_tensor import reductions as R
+from t_tensor._capi import check, lib
 from t_tensor.autograd.function import FUNCTIONS, TRACE_HOOKS, Function
 from t_tensor.autograd.grad_mode import no_grad, wants_grad
 from t_tensor.creation import arange, rand, zeros
@@ -523,27 +524,58 @@ def _reduce_loss(loss: Any, reduction: str) -> Any:
     return loss.sum() if reduction == "sum" else loss.mean()
 
 
-def _cross_entropy_plain(input: Any, target: Any, reduction: str) -> Any:
-    """cross_entropy of logits ``(N, C)`` and class indices in the plain case: log_softmax, one
-    gather, the reduction (the forward of the ``CrossEntropy`` primitive)."""
+_REDUCTION_CODES = {"none": 0, "sum": 1, "mean": 2}
+
+
+def _cross_entropy_plain(input: Any, target: Any, reduction: str, keep: Any = None) -> Any:
+    """cross_entropy of logits ``(N, C)`` and class indices in the plain case: log_softmax, then
+    the pick and the reduction (the forward of the ``CrossEntropy`` primitive). float32 and float64
+    pick and reduce in one C call (``tt_nll_pick``); other dtypes gather, negate and reduce. The
+    log-probabilities are stored on ``keep`` (the node) when given, for the backward."""
     logp = R.log_softmax(input, 1)
-    return _reduce_loss(-logp.gather(1, target.unsqueeze(1)).squeeze(1), reduction)
+    if keep is not None:
+        keep.logp = logp
+    dtype = logp._dtype
+    if dtype is not dtypes.float32 and dtype is not dtypes.float64:
+        return _reduce_loss(-logp.gather(1, target.unsqueeze(1)).squeeze(1), reduction)
+    n, c = logp._shape
+    result = type(logp)._empty((n,) if reduction == "none" else (), dtype, "cross_entropy")
+    status = lib.tt_nll_pick(dtype.code, n, c, logp.data_ptr(), logp._strides[0], logp._strides[1],
+                             target.data_ptr(), target._strides[0], _REDUCTION_CODES[reduction], result.data_ptr())
+    check(status, "cross_entropy")
+    return result
 
 
 class CrossEntropy(Function):
     """cross_entropy in the plain class-index case as one node: forward log_softmax and the pick,
-    backward ``(softmax(x) - onehot(target)) * dloss`` (over N for the mean), built from
-    differentiable ops on the saved logits, so it has second derivatives."""
+    backward ``(softmax(x) - onehot(target)) * dloss`` (over N for the mean). With nothing
+    recording, the backward of a float32/float64 input is one C pass over the saved
+    log-probabilities (``tt_cross_entropy_backward``: ``exp(logp)`` is the softmax); a
+    ``create_graph`` backward builds it from differentiable ops on the saved logits, so it has
+    second derivatives."""
 
     @staticmethod
     def forward(ctx: Any, input: Any, target: Any, reduction: str) -> Any:
         ctx.save_for_backward(input, target)
         ctx.reduction = reduction
-        return _cross_entropy_plain(input, target, reduction)
+        return _cross_entropy_plain(input, target, reduction, keep=ctx)
 
     @staticmethod
     def backward(ctx: Any, grad: Any) -> tuple:
         input, target = ctx.saved_tensors
+        logp = ctx.logp
+        dtype = logp._dtype
+        if (dtype is dtypes.float32 or dtype is dtypes.float64) and grad._dtype is dtype and logp._is_dense() and (
+                not wants_grad(grad, input)):
+            n, c = logp._shape
+            result = type(logp)._empty((n, c), dtype, "cross_entropy")
+            status = lib.tt_cross_entropy_backward(
+                dtype.code, n, c, logp.data_ptr(), target.data_ptr(), target._strides[0], grad.data_ptr(),
+                grad._strides[0] if ctx.reduction == "none" else 0, float(n) if ctx.reduction == "mean" else 1.0,
+                result.data_ptr(),
+            )
+            check(status, "cross_entropy")
+            return result, None, None
         classes = arange(input.shape[1]).reshape(1, input.shape[1])
         probs = R.softmax(input, 1)
         diff = E.where(target.unsqueeze(1) == classes, probs - 1.0, probs)

@@ -208,6 +208,30 @@ def test_cross_entropy_plain_case_is_one_node_with_second_derivatives(reduction)
         F.cross_entropy(tt.tensor(x), tt.tensor([0, 1, 4, 0, 0, 0]))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_cross_entropy_plain_case_c_kernels_match_torch(dtype, reduction) -> None:
+    """The plain case's C pick (tt_nll_pick) and backward (tt_cross_entropy_backward), with nothing
+    recording: transposed logits, a strided target, an upstream gradient that differs per row
+    (reduction "none") or is one number, enough rows for the backward's threads; against torch."""
+    atol, rtol = TOL[dtype]
+    for n, c in [(7, 3), (300, 130)]:
+        x = _normal((c, n), dtype, n).T  # transposed: rows are not contiguous
+        t = _rng(n).integers(0, c, 2 * n)[::2]
+        w = _normal((n,), dtype, n + 1)
+        xt, xp = tt.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        got, want = F.cross_entropy(xt, tt.tensor(t), reduction=reduction), TF.cross_entropy(
+            xp, torch.tensor(t), reduction=reduction)
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), atol=atol, rtol=rtol)
+        if reduction == "none":
+            (got * tt.tensor(w)).sum().backward()
+            (want * torch.tensor(w)).sum().backward()
+        else:
+            (got * 3.0).backward()
+            (want * 3.0).backward()
+        np.testing.assert_allclose(xt.grad.numpy(), xp.grad.numpy(), atol=atol, rtol=rtol)
+
+
 def test_all_targets_ignored_gives_nan_mean_as_torch() -> None:
     x = _normal((3, 4), np.float32, 60)
     t = np.full(3, -100)
