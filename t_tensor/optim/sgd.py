@@ -16,7 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from t_tensor import dtypes
+from t_tensor._capi import check, lib
+from t_tensor.autograd.graph import bump_version
 from t_tensor.autograd.grad_mode import no_grad
+from t_tensor.creation import empty_like
 from t_tensor.optim.optimizer import Optimizer, check_number, params_with_grads
 
 __all__ = ["SGD"]
@@ -59,6 +63,8 @@ class SGD(Optimizer):
                 lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
                 weight_decay, nesterov = group["weight_decay"], group["nesterov"]
                 for p, grad in params_with_grads(group):
+                    if _fused_update(self.state[p] if momentum != 0 else None, p, grad, group):
+                        continue
                     if group["maximize"]:
                         grad = -grad
                     if weight_decay != 0:
@@ -73,3 +79,32 @@ class SGD(Optimizer):
                         grad = grad.add(buf, alpha=momentum) if nesterov else buf
                     p.add_(grad, alpha=-lr)
         return loss
+
+
+def _fused_update(state: dict | None, p: Any, grad: Any, group: dict) -> bool:
+    """The whole update of ``p`` in one C pass (``tt_sgd_update``, the same arithmetic as the
+    tensor ops in ``step``, bit for bit) when ``p``, its gradient and its momentum buffer are dense
+    float32/float64 tensors of one shape and dtype in separate storages; False to take the ops.
+    ``state`` is p's state (None without momentum); a first step creates the buffer."""
+    dtype = p._dtype
+    if (dtype is not dtypes.float32 and dtype is not dtypes.float64) or grad._dtype is not dtype or (
+            grad._shape != p._shape or not p._is_dense() or not grad._is_dense()
+            or p._storage._ptr == grad._storage._ptr):
+        return False
+    buf = None if state is None else state.get("momentum_buffer")
+    first = state is not None and buf is None
+    if first:
+        buf = state["momentum_buffer"] = empty_like(p)
+    elif buf is not None and (buf._dtype is not dtype or buf._shape != p._shape or not buf._is_dense()
+                              or buf._storage._ptr in (p._storage._ptr, grad._storage._ptr)):
+        return False
+    status = lib.tt_sgd_update(
+        dtype.code, p.numel(), p.data_ptr(), grad.data_ptr(), 0 if buf is None else buf.data_ptr(), group["lr"],
+        group["momentum"], group["dampening"], group["weight_decay"], int(group["nesterov"]),
+        int(group["maximize"]), int(first),
+    )
+    check(status, "SGD.step")
+    bump_version(p)  # in-place writes: autograd's saved copies are stale
+    if buf is not None:
+        bump_version(buf)
+    return True

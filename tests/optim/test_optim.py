@@ -139,6 +139,42 @@ def test_steps_match_torch(case, dtypes) -> None:
         assert all(p.requires_grad and p.is_leaf and p.grad_fn is None for p in ours)
 
 
+@pytest.mark.parametrize("np_dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("size", [7, 40000])  # 40000: the one-pass update splits over threads
+def test_sgd_one_pass_update_gives_the_ops_bits(np_dtype, size, monkeypatch) -> None:
+    """SGD's one C pass per parameter (tt_sgd_update) against the tensor ops it replaces, bit for
+    bit, over three steps with every option; a transposed (non-dense) parameter takes the ops."""
+    from t_tensor.optim import sgd
+
+    rng = np.random.default_rng(size)
+    for options in _sgd_configs() + [{"lr": 0.013, "momentum": 0.5, "dampening": 0.3, "weight_decay": 0.01}]:
+        init = rng.standard_normal(size).astype(np_dtype)
+        grads = [rng.standard_normal(size).astype(np_dtype) for _ in range(3)]
+        results, fused_calls = [], []
+        for fused in (True, False):
+            if not fused:
+                monkeypatch.setattr(sgd, "_fused_update", lambda *args: False)
+            p = tt.tensor(init.copy(), requires_grad=True)
+            opt = tt.optim.SGD([p], **options)
+            for g in grads:
+                p.grad = tt.tensor(g)
+                opt.step()
+            results.append((p.detach().numpy().copy(), [np.asarray(v).copy() for v in opt.state[p].values()]))
+            monkeypatch.undo()
+        assert np.array_equal(results[0][0], results[1][0]), options
+        assert all(np.array_equal(a, b) for a, b in zip(results[0][1], results[1][1], strict=True)), options
+    taken = []
+    original = sgd._fused_update
+    monkeypatch.setattr(sgd, "_fused_update", lambda *args: taken.append(original(*args)) or taken[-1])
+    w = tt.tensor(rng.standard_normal((3, 4)).astype(np_dtype)).T.requires_grad_()
+    w.grad = tt.ones((4, 3), dtype=w.dtype)
+    tt.optim.SGD([w], lr=0.1, momentum=0.9).step()
+    v = tt.tensor(rng.standard_normal((3, 4)).astype(np_dtype), requires_grad=True)
+    v.grad = tt.ones((3, 4), dtype=v.dtype)
+    tt.optim.SGD([v], lr=0.1, momentum=0.9).step()
+    assert taken == [False, True]
+
+
 @pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop"])
 def test_defaults_match_torch(name: str) -> None:
     ours = getattr(tt.optim, name)([tt.zeros(1, requires_grad=True)])
