@@ -18,8 +18,8 @@ from typing import Any
 
 from t_tensor import dtypes
 from t_tensor._capi import check, lib
-from t_tensor.autograd.graph import bump_version
 from t_tensor.autograd.grad_mode import no_grad
+from t_tensor.autograd.graph import bump_version
 from t_tensor.creation import empty_like
 from t_tensor.optim.optimizer import Optimizer, check_number, params_with_grads
 

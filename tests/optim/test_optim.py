@@ -150,7 +150,7 @@ def test_sgd_one_pass_update_gives_the_ops_bits(np_dtype, size, monkeypatch) -> 
     for options in _sgd_configs() + [{"lr": 0.013, "momentum": 0.5, "dampening": 0.3, "weight_decay": 0.01}]:
         init = rng.standard_normal(size).astype(np_dtype)
         grads = [rng.standard_normal(size).astype(np_dtype) for _ in range(3)]
-        results, fused_calls = [], []
+        results = []
         for fused in (True, False):
             if not fused:
                 monkeypatch.setattr(sgd, "_fused_update", lambda *args: False)
