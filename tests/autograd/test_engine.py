@@ -268,3 +268,48 @@ def test_a_users_function_never_replaces_a_library_primitive() -> None:
     assert tt.nn.functional.linear(x, w).tolist() == [[3.0, 3.0]] * 4
     assert (x @ w.T).tolist() == [[3.0, 3.0]] * 4
     assert Linear.apply(tt.ones(2), tt.ones(2)).tolist() == [123.0, 123.0]  # the user's own still works
+
+
+def test_a_leaf_keeps_a_gradient_the_backward_made_without_a_copy() -> None:
+    """A gradient made by the library's backward functions becomes the leaf's .grad as is (the
+    memory the node returned); one that may be held elsewhere is copied, so that writing to it
+    later never changes a .grad: the user's root gradient (a leaf's own, or passed through an add),
+    a hook's result, a user Function's output."""
+    x = tt.tensor(np.ones((4, 3), np.float32))
+    w = tt.tensor(np.full((2, 3), 2.0, np.float32), requires_grad=True)
+    steps = tt.autograd.inspect.backward_steps(tt.nn.functional.linear(x, w).sum())
+    made = next(out for name, _, out in steps if name == "LinearBackward")[1]
+    assert w.grad.data_ptr() == made.data_ptr()
+
+    def fresh_leaves():
+        return [tt.tensor([1.0, 2.0], requires_grad=True) for _ in range(2)]
+
+    user = tt.tensor([5.0, 7.0])
+    a, b = fresh_leaves()
+    a.backward(user)
+    a2 = fresh_leaves()[0]  # a leaf that never gets a gradient
+    c, d = fresh_leaves()
+    (c + d).backward(user)
+    e, f = fresh_leaves()
+    kept = tt.tensor([9.0, 9.0])
+    e.register_hook(lambda g: kept)
+    (e * 2.0).sum().backward()
+
+    class Keep(tt.autograd.Function):
+        saved = tt.tensor([3.0, 3.0])
+
+        @staticmethod
+        def forward(ctx, t):
+            return t.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            return Keep.saved
+
+    Keep.apply(f).sum().backward()
+    user.fill_(0.0)
+    kept.fill_(0.0)
+    Keep.saved.fill_(0.0)
+    assert a.grad.tolist() == [5.0, 7.0] and c.grad.tolist() == [5.0, 7.0] and d.grad.tolist() == [5.0, 7.0]
+    assert e.grad.tolist() == [9.0, 9.0] and f.grad.tolist() == [3.0, 3.0]
+    assert a2.grad is None and b.grad is None
