@@ -931,10 +931,8 @@ static void scratch_give(void *p) {
             pr.c += index[d] * s->c_bs[d];                                                         \
         }                                                                                          \
         for (int64_t t = t0; t < t1; t++) {                                                        \
-            if (!SMALL_GEMM_##TAG(&pr, s->ukr, workers, apacks, bpack)) {                          \
-                gemm_run_##TAG(&pr, s->ukr, workers, apacks, bpack);                               \
-            }                                                                                      \
-            for (int d = s->batch_ndim - 1; d >= 0; d--) {                                         \
+            const prob_##T current = pr;                                                           \
+            for (int d = s->batch_ndim - 1; d >= 0; d--) { /* pr: the next product */             \
                 if (++index[d] < s->batch_shape[d]) {                                              \
                     pr.a += s->a_bs[d];                                                            \
                     pr.b += s->b_bs[d];                                                            \
@@ -945,6 +943,9 @@ static void scratch_give(void *p) {
                 pr.a -= (s->batch_shape[d] - 1) * s->a_bs[d];                                      \
                 pr.b -= (s->batch_shape[d] - 1) * s->b_bs[d];                                      \
                 pr.c -= (s->batch_shape[d] - 1) * s->c_bs[d];                                      \
+            }                                                                                      \
+            if (!SMALL_GEMM_##TAG(&current, s->ukr, workers, apacks, bpack, t + 1 < t1 ? &pr : NULL)) { \
+                gemm_run_##TAG(&current, s->ukr, workers, apacks, bpack);                          \
             }                                                                                      \
         }                                                                                          \
     }                                                                                              \
@@ -1004,12 +1005,12 @@ static void scratch_give(void *p) {
 #define PACK_A_ROWS_d12x16(dst, src, rsa, kc) 0
 #define PACK_A_ROWS_s12x32(dst, src, rsa, kc) (pack_a_rows_f32x12(dst, src, rsa, kc), 1)
 /* The small-product path (small_gemm_f32_avx512): nonzero when it ran the product. */
-#define SMALL_GEMM_s6x16(pr, ukr, workers, apacks, bpack) 0
-#define SMALL_GEMM_d6x8(pr, ukr, workers, apacks, bpack) 0
-#define SMALL_GEMM_d12x16(pr, ukr, workers, apacks, bpack) 0
-#define SMALL_GEMM_s12x32(pr, ukr, workers, apacks, bpack)                                        \
+#define SMALL_GEMM_s6x16(pr, ukr, workers, apacks, bpack, next) 0
+#define SMALL_GEMM_d6x8(pr, ukr, workers, apacks, bpack, next) 0
+#define SMALL_GEMM_d12x16(pr, ukr, workers, apacks, bpack, next) 0
+#define SMALL_GEMM_s12x32(pr, ukr, workers, apacks, bpack, next)                                  \
     ((workers) == 1 && (ukr) == ukr_avx512_float_12 && (pr)->m <= 240 && (pr)->k <= 256            \
-         ? (small_gemm_f32_avx512(pr, apacks, bpack), 1)                                           \
+         ? (small_gemm_f32_avx512(pr, apacks, bpack, next), 1)                                     \
          : 0)
 #define PACK_B_FAST_s6x16(out, src, rsb, csb, kc) 0
 #define PACK_B_FAST_d6x8(out, src, rsb, csb, kc) 0
@@ -1019,7 +1020,7 @@ static void scratch_give(void *p) {
                 : (rsb) == 1 ? (pack_b_cols_f32x32(out, src, csb, kc), 1) : 0)
 
 #if TT_GEMM_X86
-static void small_gemm_f32_avx512(const prob_float *pr, float *apack, float *bpack);
+static void small_gemm_f32_avx512(const prob_float *pr, float *apack, float *bpack, const prob_float *next);
 #endif
 
 DEFINE_FAST_GEMM(s6x16, float, 6, 16, 144, 256, 4096)
@@ -1038,8 +1039,16 @@ DEFINE_FAST_GEMM(d12x16, double, 12, 16, 120, 512, 2048)
    32-column panel at a time: read in place, the rows of a panel lie a row stride apart, and a
    power-of-two stride (128 floats) crowds them into a few L1 sets. Same arithmetic in the same
    order as the packed path, so the results are bit-identical. */
-static void small_gemm_f32_avx512(const prob_float *pr, float *apack, float *bpack) {
+static void small_gemm_f32_avx512(const prob_float *pr, float *apack, float *bpack, const prob_float *next) {
     const int64_t m = pr->m, n = pr->n, k = pr->k;
+    /* The next product of a batch (NULL: none) is fetched into L2 while this one computes, a few
+       of its rows of A and B before each micro-kernel call: a batch of (128, 128) products read
+       every operand cold from L3 or memory, and packing B stalled on it. Only rows contiguous in
+       memory (row-major A and B) are fetched. */
+    const int64_t calls = (n + 31) / 32 * ((m + 11) / 12);
+    const int fetch_a = next != NULL && next->csa == 1, fetch_b = next != NULL && next->csb == 1;
+    const int64_t a_rows = fetch_a ? (m + calls - 1) / calls : 0, b_rows = fetch_b ? (k + calls - 1) / calls : 0;
+    int64_t a_next = 0, b_next = 0;
     const int a_direct = pr->csa == 1;
     const int64_t full_rows = m / 12 * 12;
     if (!a_direct) {
@@ -1053,6 +1062,12 @@ static void small_gemm_f32_avx512(const prob_float *pr, float *apack, float *bpa
         for (int64_t i = 0; i < m; i += 12) {
             const int mr = (int)(m - i < 12 ? m - i : 12);
             float *c = pr->c + i * pr->rsc + j * pr->csc;
+            for (int64_t end = a_next + a_rows < m ? a_next + a_rows : m; a_next < end; a_next++) {
+                for (int64_t p = 0; p < k; p += 16) _mm_prefetch((const char *)(next->a + a_next * next->rsa + p), _MM_HINT_T1);
+            }
+            for (int64_t end = b_next + b_rows < k ? b_next + b_rows : k; b_next < end; b_next++) {
+                for (int64_t q = 0; q < n; q += 16) _mm_prefetch((const char *)(next->b + b_next * next->rsb + q), _MM_HINT_T1);
+            }
             int add_to_c = pr->accumulate;
             if (!add_to_c && pr->bias != NULL) {
                 bias_tile_float(pr, c, i, j, mr, nr);
