@@ -137,11 +137,6 @@ def run_backward(
     grads_in, grads_out)``, if given, is called after each node runs (for teaching and debugging).
     """
     buffers: dict[Node, list] = {}
-    # Gradients this backward made itself (by the library's own backward functions, or by summing
-    # two arrivals), id -> tensor (kept alive, so an id is never reused): a leaf may keep such a
-    # gradient as its .grad without a copy. A root gradient, a hook's result, a user Function's
-    # output or a gradient passed through unchanged may be held elsewhere, and is copied.
-    made: dict[int, Any] = {}
     for (node, nr), g in zip(root_edges, root_grads, strict=False):
         slot = buffers.setdefault(node, [None] * len(node.output_meta))
         slot[nr] = g if slot[nr] is None else slot[nr] + g
@@ -178,7 +173,7 @@ def run_backward(
                         captured[position] = g if captured[position] is None else captured[position] + g
             if isinstance(node, AccumulateGrad):
                 if capture is None and grads[0] is not None:
-                    _accumulate(node.variable, grads[0], create_graph, made.get(id(grads[0])) is grads[0])
+                    _accumulate(node.variable, grads[0], create_graph)
                 if on_step is not None:
                     on_step(node, grads, [])
                 continue
@@ -188,10 +183,6 @@ def run_backward(
                 outputs: list = [None] * len(node.next_functions)
             else:
                 outputs = _validate(node, node.apply(grads))
-                if getattr(type(node), "_function", _Foreign).__module__.startswith("t_tensor."):
-                    for g in outputs:
-                        if g is not None and not any(g is x for x in grads):
-                            made[id(g)] = g
             if on_step is not None:
                 on_step(node, grads, outputs)
             if not retain_graph:
@@ -201,11 +192,7 @@ def run_backward(
                     continue
                 if g is not None:
                     slot = buffers.setdefault(child, [None] * len(child.output_meta))
-                    if slot[nr] is None:
-                        slot[nr] = g
-                    else:
-                        slot[nr] = slot[nr] + g
-                        made[id(slot[nr])] = slot[nr]
+                    slot[nr] = g if slot[nr] is None else slot[nr] + g
                 dependencies[child] -= 1
                 if dependencies[child] == 0:
                     heapq.heappush(ready, (-child.sequence_nr, child.sequence_nr, child))
@@ -225,26 +212,16 @@ def _retain(node: Node, grads: list) -> None:
         meta.grad = g.clone() if meta.grad is None else meta.grad + g
 
 
-class _Foreign:
-    """Stands for the Function of a node that has none (the module test then fails)."""
-
-    __module__ = ""
-
-
-def _accumulate(leaf: Any, g: Any, create_graph: bool, made: bool = False) -> None:
-    """leaf.grad += g, after the leaf's hooks. The first gradient is stored as is when the backward
-    ``made`` it (see run_backward) and no other tensor views its memory, else as a copy; later ones
-    are added in place (out of place with create_graph, so the sum stays differentiable)."""
+def _accumulate(leaf: Any, g: Any, create_graph: bool) -> None:
+    """leaf.grad += g, after the leaf's hooks. The first gradient is stored as is when nothing else
+    holds its memory (else a copy), later ones are added in place (out of place with create_graph,
+    so the sum stays differentiable)."""
     meta = leaf._ag
-    arrived = g
     g = _call_hooks(meta.hooks, g)
     if meta.grad is None:
         if not create_graph:
-            # Counted before detach(), whose new tensor object holds a reference of its own.
-            # Copying every gradient cost an MLP step ~100 us (2.7 MB of weight gradients).
-            shared = not made or g is not arrived or g._storage.use_count() > 1
             g = g.detach()
-            if shared or not g.is_contiguous():
+            if g._storage.use_count() > 1 or not g.is_contiguous():
                 g = g.clone()
         meta.grad = g
     elif create_graph or meta.grad._ag is not None:
