@@ -527,14 +527,15 @@ def _reduce_loss(loss: Any, reduction: str) -> Any:
 _REDUCTION_CODES = {"none": 0, "sum": 1, "mean": 2}
 
 
-def _cross_entropy_plain(input: Any, target: Any, reduction: str, keep: Any = None) -> Any:
+def _cross_entropy_plain(input: Any, target: Any, reduction: str) -> Any:
     """cross_entropy of logits ``(N, C)`` and class indices in the plain case: log_softmax, then
-    the pick and the reduction (the forward of the ``CrossEntropy`` primitive). float32 and float64
-    pick and reduce in one C call (``tt_nll_pick``); other dtypes gather, negate and reduce. The
-    log-probabilities are stored on ``keep`` (the node) when given, for the backward."""
-    logp = R.log_softmax(input, 1)
-    if keep is not None:
-        keep.logp = logp
+    the pick and the reduction (the forward of the ``CrossEntropy`` primitive)."""
+    return _pick_and_reduce(R.log_softmax(input, 1), target, reduction)
+
+
+def _pick_and_reduce(logp: Any, target: Any, reduction: str) -> Any:
+    """``-logp[n, target[n]]`` reduced: one C call (``tt_nll_pick``) for float32 and float64, a
+    gather, a negation and the reduction for other dtypes."""
     dtype = logp._dtype
     if dtype is not dtypes.float32 and dtype is not dtypes.float64:
         return _reduce_loss(-logp.gather(1, target.unsqueeze(1)).squeeze(1), reduction)
@@ -556,14 +557,14 @@ class CrossEntropy(Function):
 
     @staticmethod
     def forward(ctx: Any, input: Any, target: Any, reduction: str) -> Any:
-        ctx.save_for_backward(input, target)
+        logp = R.log_softmax(input, 1)
+        ctx.save_for_backward(input, target, logp)  # saved: freed with the graph's other tensors
         ctx.reduction = reduction
-        return _cross_entropy_plain(input, target, reduction, keep=ctx)
+        return _pick_and_reduce(logp, target, reduction)
 
     @staticmethod
     def backward(ctx: Any, grad: Any) -> tuple:
-        input, target = ctx.saved_tensors
-        logp = ctx.logp
+        input, target, logp = ctx.saved_tensors
         dtype = logp._dtype
         if (dtype is dtypes.float32 or dtype is dtypes.float64) and grad._dtype is dtype and logp._is_dense() and (
                 not wants_grad(grad, input)):

@@ -268,3 +268,28 @@ def test_a_users_function_never_replaces_a_library_primitive() -> None:
     assert tt.nn.functional.linear(x, w).tolist() == [[3.0, 3.0]] * 4
     assert (x @ w.T).tolist() == [[3.0, 3.0]] * 4
     assert Linear.apply(tt.ones(2), tt.ones(2)).tolist() == [123.0, 123.0]  # the user's own still works
+
+
+def test_a_leafs_grad_never_aliases_a_gradient_someone_else_holds() -> None:
+    """Writing to a gradient that a hook kept, or that a user Function changes in place after an
+    add passed it to two inputs, must not change a leaf's .grad (as in PyTorch)."""
+    x = tt.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    kept = []
+    x.register_hook(lambda g: kept.append(g))
+    (x * tt.tensor([1.0, 2.0, 3.0])).sum().backward()
+    (x * tt.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert kept[0].tolist() == [1.0, 2.0, 3.0] and x.grad.tolist() == [2.0, 4.0, 6.0]
+
+    class DoubleInPlace(tt.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 2.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.mul_(2.0)
+
+    a = tt.tensor([1.0, 1.0], requires_grad=True)
+    b = tt.tensor([1.0, 1.0], requires_grad=True)
+    ((a + DoubleInPlace.apply(b)) * tt.tensor([1.0, 1.0])).sum().backward()
+    assert a.grad.tolist() == [1.0, 1.0] and b.grad.tolist() == [2.0, 2.0]

@@ -674,12 +674,12 @@ static void scratch_give(void *p) {
 
 /* One family of packing and loops for an MR x NR micro-tile and MC/KC/NC blocking. */
 #define DEFINE_FAST_GEMM(TAG, T, MR, NR, MC, KC, NC)                                               \
-    /* The k rows of one slice of a k block: the block cut into as few slices of at most KC as    \
+    /* The k rows of one slice of a product's k: k cut into as few slices of at most KC as        \
        possible, of equal size (784 = 4 x 196, not 3 x 256 + 16: a thin last slice costs a whole  \
-       pass over C for little work). */                                                           \
-    static inline int64_t kslice_##TAG(int64_t kb) {                                               \
-        const int64_t slices = (kb + (KC) - 1) / (KC);                                             \
-        return slices > 1 ? (kb + slices - 1) / slices : kb;                                       \
+       pass over C for little work). A function of k alone: every blocking uses these slices. */  \
+    static inline int64_t kslice_##TAG(int64_t k) {                                                \
+        const int64_t slices = (k + (KC) - 1) / (KC);                                              \
+        return slices > 1 ? (k + slices - 1) / slices : k;                                         \
     }                                                                                              \
                                                                                                    \
     /* A[0:mc, 0:kc] (A points at the block's first element) into MR-tall micro-panels. */         \
@@ -775,8 +775,8 @@ static void scratch_give(void *p) {
         atomic_uint_fast64_t slots;                                                                \
     } par_##TAG;                                                                                   \
                                                                                                    \
-    /* Items [begin, end) of the packing of B[pb:pb+kb, jc:jc+nc]: item = (KC slice, micro-panel); \
-       slice p0 lives at bpack + p0 * panels * NR. */                                              \
+    /* Items [begin, end) of the packing of B[pb:pb+kb, jc:jc+nc]: item = (k slice of kstep rows, \
+       micro-panel); the slice at row p0 of the block lives at bpack + p0 * panels * NR. */        \
     static void pack_b_task_##TAG(int64_t begin, int64_t end, void *ctx) {                         \
         const par_##TAG *s = ctx;                                                                  \
         const prob_##T *pr = s->pr;                                                                \

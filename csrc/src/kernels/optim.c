@@ -5,9 +5,9 @@
  * (buf *= momentum; buf += d; param -= lr * buf) plus a Python dispatch each: eight reads and
  * writes of a parameter-sized array, where one pass needs five (read param, grad and buf, write
  * param and buf). The arithmetic is the ops' own, step for step in the same type, so the result
- * is bit-identical: this file is built for the baseline x86-64 ISA, which has no fused
- * multiply-add for the compiler to contract a product and a sum into (the Python test compares
- * the bits with the separate ops).
+ * is bit-identical (the Python test compares the bits with the separate ops): the update is
+ * compiled with fp-contract off, so that no compiler contracts a product and a sum into one fused
+ * multiply-add, as GCC does by default where the target has FMA (-march=native, aarch64).
  */
 #include <stdint.h>
 
@@ -28,7 +28,8 @@ typedef struct sgd_job {
 /* The loop-invariant options become separate loops (the compiler unswitches them), each of
    which vectorizes. */
 #define DEFINE_SGD(T)                                                                              \
-    static void sgd_##T(int64_t begin, int64_t end, void *ctx) {                                   \
+    __attribute__((optimize("fp-contract=off"))) static void sgd_##T(int64_t begin, int64_t end,   \
+                                                                   void *ctx) {                    \
         const sgd_job *job = ctx;                                                                  \
         T *restrict param = (T *)job->param;                                                       \
         T *restrict buf = (T *)job->buf;                                                           \
