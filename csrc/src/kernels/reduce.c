@@ -355,6 +355,9 @@ __attribute__((target("avx512f"))) static double sum_block_f32_avx512(const floa
     for (; i < n; i++) {
         tail += p[i];
     }
+    if (n < SUM_F32_LANES) {
+        return (double)tail; /* no full block: the lanes hold zeros, and folding them costs a short row */
+    }
     const __m512d d0 = _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(s0)),
                                      _mm512_cvtps_pd(high_f32x8(s0)));
     const __m512d d1 = _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(s1)),
@@ -384,6 +387,9 @@ __attribute__((target("avx2"))) static double sum_block_f32_avx2(const float *p,
     float tail = 0;
     for (; i < n; i++) {
         tail += p[i];
+    }
+    if (n < SUM_F32_LANES) {
+        return (double)tail; /* no full block: the lanes hold zeros */
     }
     __m256d d[4];
     for (int k = 0; k < 4; k++) {
@@ -872,6 +878,13 @@ static void reduce_units(int64_t begin, int64_t end, void *arg) {
             do {
                 impl->vec(accs, rptr[0], c, job->kx, q++, job->param);
             } while (odometer_next(red, red->n, ridx, rptr, 1));
+        } else if (job->count > 0 && red->n <= 1) {
+            /* one reduced dimension: one row call per output, no odometer to set up (rows of 8
+               elements spent most of their time there) */
+            for (int64_t j = 0; j < c; j++) {
+                impl->row(accs + (size_t)j * impl->acc_size, xbase + j * job->kx, job->row_n, job->row_s, 0,
+                          job->param);
+            }
         } else if (job->count > 0) {
             for (int64_t j = 0; j < c; j++) {
                 int64_t ridx[TT_MAX_DIMS] = {0};
