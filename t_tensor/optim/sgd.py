@@ -88,14 +88,14 @@ def _fused_update(state: dict | None, p: Any, grad: Any, group: dict) -> bool:
     ``state`` is p's state (None without momentum); a first step creates the buffer."""
     dtype = p._dtype
     if (dtype is not dtypes.float32 and dtype is not dtypes.float64) or grad._dtype is not dtype or (
-            grad._shape != p._shape or not p._is_dense() or not grad._is_dense() or _overlap(p, grad)):
+            grad._shape != p._shape or not p._is_dense() or not grad._is_dense() or p._overlaps(grad)):
         return False
     buf = None if state is None else state.get("momentum_buffer")
     first = state is not None and buf is None
     if first:
         buf = state["momentum_buffer"] = empty_like(p)
     elif buf is not None and (buf._dtype is not dtype or buf._shape != p._shape or not buf._is_dense()
-                              or _overlap(buf, p) or _overlap(buf, grad)):
+                              or buf._overlaps(p) or buf._overlaps(grad)):
         return False
     status = lib.tt_sgd_update(
         dtype.code, p.numel(), p.data_ptr(), grad.data_ptr(), 0 if buf is None else buf.data_ptr(), group["lr"],
@@ -108,8 +108,3 @@ def _fused_update(state: dict | None, p: Any, grad: Any, group: dict) -> bool:
         bump_version(buf)
     return True
 
-
-def _overlap(a: Any, b: Any) -> bool:
-    """Whether two dense tensors' bytes overlap (two storages may view the same memory)."""
-    start_a, start_b = a.data_ptr(), b.data_ptr()
-    return start_a < start_b + b.nbytes and start_b < start_a + a.nbytes
