@@ -7,7 +7,7 @@ t_tensor's result is correctly rounded), NaN must match NaN, infinities must mat
 inputs are dense sweeps: 2^20 points evenly spaced in bit pattern over every finite float32 of
 both signs (every exponent, denormals included), a dense linear sweep of the interval where the
 function varies, and the special values. Every kernel path is measured: the SIMD ones this CPU has
-("avx512" for exp and softmax, "avx2"), chosen in this process with tt_vmath_set_kernel, and the
+("avx512" and "avx2"), chosen in this process with tt_vmath_set_kernel, and the
 generic one, in a subprocess with TT_GENERIC_KERNELS=1. The bounds asserted here are the ones
 docs/performance_vmath.md lists.
 """
@@ -164,17 +164,22 @@ def test_vmath_set_kernel_refuses_unknown_names():
     assert kernel_name() == before
 
 
-def test_exp_avx512_bit_identical_to_avx2():
-    """The AVX-512 exp scales by 2^n with vscalefps instead of two exponent-bit products; both
-    round once, so the results must be the same bits, denormals included."""
+@pytest.mark.parametrize("name", list(FUNCTIONS))
+def test_avx512_bit_identical_to_avx2(name):
+    """The AVX-512 kernels scale by 2^n with vscalefps instead of two exponent-bit products (both
+    round once) and select with masks instead of blends, so every function must give the same
+    bits as AVX2, denormals, infinities and NaN included, on the sweep and on every tail length."""
     if "avx512" not in SIMD_PATHS:
         pytest.skip("this CPU has no AVX-512F")
-    x = tt.from_numpy(sweep_inputs(FUNCTIONS["exp"][2]))
+    fn, _, interval = FUNCTIONS[name]
+    values = sweep_inputs(interval)
+    inputs = [values] + [values[:length] for length in range(1, 34)]
     with vmath_path("avx512"):
-        wide = tt.exp(x).numpy()
+        wide = [fn(tt.from_numpy(x)).numpy() for x in inputs]
     with vmath_path("avx2"):
-        narrow = tt.exp(x).numpy()
-    np.testing.assert_array_equal(wide.view(np.uint32), narrow.view(np.uint32))
+        narrow = [fn(tt.from_numpy(x)).numpy() for x in inputs]
+    for a, b in zip(wide, narrow):
+        np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))
 
 
 def test_vmath_ulp_generic_path():
