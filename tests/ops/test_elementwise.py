@@ -1367,6 +1367,23 @@ def test_clamp_nan_in_bounds_and_min_above_max_like_torch():
     assert got.tolist()[0] == 2.0
 
 
+@pytest.mark.parametrize("dtype", [tt.float32, tt.float64, tt.int32, tt.uint8], ids=_dtype_id)
+@pytest.mark.parametrize("bounds", [(-0.0, 0.5), (0.0, -0.0), (1, 3), (2.5, float("nan")), (float("nan"), 1), (3, 1)])
+def test_clamp_to_numbers_one_pass_and_two_agree(dtype, bounds):
+    """A dense tensor clamped to two numbers takes two scalar kernels (maximum, then minimum in
+    place); a transposed one takes the ternary kernel. Same bits, signed zeros and NaN included,
+    and both as torch."""
+    values = np.array([-0.0, 0.0, np.nan, -np.inf, np.inf, 0.25, 2.0, 7.0, -3.0, 1.0, 3.0, 0.5], np.float64)
+    if not dtype.is_floating_point:
+        values = np.nan_to_num(values, posinf=9, neginf=0).clip(0, 9)
+        if any(isinstance(b, float) for b in bounds):
+            bounds = (1, 3)
+    x = values.reshape(3, 4).astype(dtype.numpy)
+    dense = check([x], lambda lib, a: a.clamp(*bounds)).numpy()
+    strided = check([np.ascontiguousarray(x.T)], lambda lib, a: a.T.clamp(*bounds)).numpy()
+    np.testing.assert_array_equal(dense.view(np.uint8), strided.view(np.uint8))
+
+
 @pytest.mark.parametrize("dtype", INT_DTYPES, ids=_dtype_id)
 def test_every_shift_amount_matches_torch(dtype):
     info = np.iinfo(dtype.numpy)

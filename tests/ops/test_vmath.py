@@ -178,7 +178,7 @@ def test_avx512_bit_identical_to_avx2(name):
         wide = [fn(tt.from_numpy(x)).numpy() for x in inputs]
     with vmath_path("avx2"):
         narrow = [fn(tt.from_numpy(x)).numpy() for x in inputs]
-    for a, b in zip(wide, narrow):
+    for a, b in zip(wide, narrow, strict=True):
         np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))
 
 

@@ -131,8 +131,10 @@ static inline int64_t int_pow(int64_t base, int64_t exponent) {
         CT mod = fmod(a, b);                                                  \
         return (mod != 0 && ((b < 0) != (mod < 0))) ? mod + b : mod;          \
     }                                                                         \
-    static inline CT maximum_##CT(CT a, CT b) { return isnan(a) ? a : isnan(b) ? b : a > b ? a : b; } \
-    static inline CT minimum_##CT(CT a, CT b) { return isnan(a) ? a : isnan(b) ? b : a < b ? a : b; } \
+    /* NaN in either gives NaN (a first): a NaN `a` passes `a != a`, a NaN `b` fails `a > b`. One \
+       select of two compares, not branches, so loops over it vectorize. */                           \
+    static inline CT maximum_##CT(CT a, CT b) { return (a > b || a != a) ? a : b; }                    \
+    static inline CT minimum_##CT(CT a, CT b) { return (a < b || a != a) ? a : b; }                    \
     static inline CT sign_##CT(CT x) { return (CT)((x > 0) - (x < 0)); } /* NaN -> 0, as PyTorch */  \
     static inline CT relu_##CT(CT x) { return (isnan(x) || x > 0) ? x : (CT)0; }                       \
     static inline CT sigmoid_##CT(CT x) { return (CT)1 / ((CT)1 + exp(-x)); }
@@ -422,7 +424,13 @@ typedef struct ew_context {
             TERNARY_LOOP(T, CT, LD, ST, EXPR, (int64_t)sizeof(T), (int64_t)sizeof(T), (int64_t)sizeof(T), \
                          (int64_t)sizeof(T))                                                      \
         } else if (s[0] == st && s[1] == st && s[2] == 0 && s[3] == 0) {                          \
-            TERNARY_LOOP(T, CT, LD, ST, EXPR, (int64_t)sizeof(T), (int64_t)sizeof(T), 0, 0)        \
+            /* b and c read once: the output never overlaps a broadcast input (elementwise.py    \
+               computes into a new tensor then), and with them in registers the loop vectorizes */ \
+            const CT b = (CT)LD(T, pb), c = (CT)LD(T, pc);                                        \
+            for (int64_t i = 0; i < n; i++) {                                                     \
+                CT a = (CT)LD(T, pa + i * st);                                                    \
+                ST(T, o + i * st, EXPR(a, b, c));                                                 \
+            }                                                                                     \
         } else {                                                                                  \
             TERNARY_LOOP(T, CT, LD, ST, EXPR, s[0], s[1], s[2], s[3])                             \
         }                                                                                         \
