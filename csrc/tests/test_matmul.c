@@ -149,6 +149,7 @@ static void test_layouts(int dtype) {
         {1, 151, 37, 300}, /* float GEMM: past MC (144) and KC (256), rows split across workers */
         {1, 250, 45, 520}, /* past MC (240) of the AVX-512 tile, k in three KC slices */
         {16, 17, 19, 33},  /* float GEMM: enough small products to split the batch across workers */
+        {2, 16, 40, 24},   /* small AVX-512 products with m a multiple of 8, not of 12: 8 rows a call */
     };
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         int64_t batch = sizes[s][0], m = sizes[s][1], n = sizes[s][2], k = sizes[s][3];

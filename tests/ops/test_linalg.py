@@ -1025,12 +1025,14 @@ def test_generic_kernels_environment_variable():
 
 
 @pytest.mark.parametrize("layouts", [("contiguous", "contiguous"), ("transposed", "sliced"), ("sliced", "transposed")])
-@pytest.mark.parametrize("mnk", [(65, 63, 200), (240, 96, 256), (12, 32, 1), (100, 130, 77)],
+@pytest.mark.parametrize("mnk", [(65, 63, 200), (240, 96, 256), (12, 32, 1), (100, 130, 77), (64, 64, 64),
+                                 (128, 100, 128), (16, 33, 7), (40, 40, 256), (200, 70, 100)],
                          ids=lambda s: "x".join(map(str, s)))
 def test_gemm_small_path_bit_identical_to_packed_path(mnk, layouts):
     """On one thread, a product with m <= 240 and k <= 256 on the AVX-512 float kernel reads full
-    panels of row-major operands in place instead of packing them; on two threads the same
-    product runs the packed path. Both sum the same products in the same order: the bits agree."""
+    panels of row-major operands in place instead of packing them (8 rows a call when m is a
+    multiple of 8 but not of 12, else 12); on two threads the same product runs the packed path.
+    Both sum the same products in the same order: the bits agree."""
     if "avx512" not in GEMM_KERNELS:
         pytest.skip("this CPU has no AVX-512F")
     m, n, k = mnk

@@ -499,11 +499,16 @@ DEFINE_AVX512_UKR(double, __m512d, pd, 8, 12, 16)
 DEFINE_AVX512_UKR(float, __m512, ps, 16, 8, 32)
 DEFINE_AVX512_UKR(double, __m512d, pd, 8, 8, 16)
 
-/* The same micro-kernel reading its operands in place (see small_gemm_f32_avx512). */
+/* The same micro-kernels reading their operands in place (see small_gemm_f32_avx512). */
 __attribute__((target("avx512f"))) static void ukr_avx512_strided_float_12(
     int64_t kc, const float *restrict ap, int64_t lda, int64_t astep, const float *restrict bp, int64_t ldb,
     float *c, int64_t rsc, int64_t csc, int mr, int nr, int load_c) {
     ukr_avx512_body_float_12(kc, ap, lda, astep, bp, ldb, c, rsc, csc, mr, nr, load_c);
+}
+__attribute__((target("avx512f"))) static void ukr_avx512_strided_float_8(
+    int64_t kc, const float *restrict ap, int64_t lda, int64_t astep, const float *restrict bp, int64_t ldb,
+    float *c, int64_t rsc, int64_t csc, int mr, int nr, int load_c) {
+    ukr_avx512_body_float_8(kc, ap, lda, astep, bp, ldb, c, rsc, csc, mr, nr, load_c);
 }
 
 /* Packing an operand whose packed order is across its memory order (A row-major into MR-tall
@@ -1045,12 +1050,16 @@ static void small_gemm_f32_avx512(const prob_float *pr, float *apack, float *bpa
        of its rows of A and B before each micro-kernel call: a batch of (128, 128) products read
        every operand cold from L3 or memory, and packing B stalled on it. Only rows contiguous in
        memory (row-major A and B) are fetched. */
-    const int64_t calls = (n + 31) / 32 * ((m + 11) / 12);
+    const int a_direct = pr->csa == 1;
+    /* Rows 8 at a time when that covers m exactly and 12 would not (m = 64: 8 calls a column
+       panel instead of 6 with a last one two-thirds empty; m = 128: 16 instead of 11 with the
+       last one packed); the accumulators run the same sums, so the bits are the same. */
+    const int64_t step = a_direct && m % 8 == 0 && m % 12 != 0 ? 8 : 12;
+    const int64_t calls = (n + 31) / 32 * ((m + step - 1) / step);
     const int fetch_a = next != NULL && next->csa == 1, fetch_b = next != NULL && next->csb == 1;
     const int64_t a_rows = fetch_a ? (m + calls - 1) / calls : 0, b_rows = fetch_b ? (k + calls - 1) / calls : 0;
     int64_t a_next = 0, b_next = 0;
-    const int a_direct = pr->csa == 1;
-    const int64_t full_rows = m / 12 * 12;
+    const int64_t full_rows = m / step * step;
     if (!a_direct) {
         pack_a_s12x32(apack, pr->a, pr->rsa, pr->csa, m, k);
     } else if (full_rows < m) {
@@ -1059,8 +1068,8 @@ static void small_gemm_f32_avx512(const prob_float *pr, float *apack, float *bpa
     for (int64_t j = 0; j < n; j += 32) {
         const int nr = (int)(n - j < 32 ? n - j : 32);
         pack_b_s12x32(bpack, pr->b + j * pr->csb, pr->rsb, pr->csb, k, nr, 0, 1);
-        for (int64_t i = 0; i < m; i += 12) {
-            const int mr = (int)(m - i < 12 ? m - i : 12);
+        for (int64_t i = 0; i < m; i += step) {
+            const int mr = (int)(m - i < step ? m - i : step);
             float *c = pr->c + i * pr->rsc + j * pr->csc;
             for (int64_t end = a_next + a_rows < m ? a_next + a_rows : m; a_next < end; a_next++) {
                 for (int64_t p = 0; p < k; p += 16) _mm_prefetch((const char *)(next->a + a_next * next->rsa + p), _MM_HINT_T1);
@@ -1073,7 +1082,10 @@ static void small_gemm_f32_avx512(const prob_float *pr, float *apack, float *bpa
                 bias_tile_float(pr, c, i, j, mr, nr);
                 add_to_c = 1;
             }
-            if (a_direct && i < full_rows) {
+            if (step == 8) {
+                ukr_avx512_strided_float_8(k, pr->a + i * pr->rsa, pr->rsa, 1, bpack, 32, c, pr->rsc, pr->csc, mr,
+                                           nr, add_to_c);
+            } else if (a_direct && i < full_rows) {
                 ukr_avx512_strided_float_12(k, pr->a + i * pr->rsa, pr->rsa, 1, bpack, 32, c, pr->rsc, pr->csc, mr,
                                             nr, add_to_c);
             } else {
