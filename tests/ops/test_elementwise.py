@@ -1367,6 +1367,40 @@ def test_clamp_nan_in_bounds_and_min_above_max_like_torch():
     assert got.tolist()[0] == 2.0
 
 
+@pytest.mark.parametrize("dtype", [tt.float32, tt.float64], ids=_dtype_id)
+@pytest.mark.parametrize("exponent", [2, 2.0, 3, 0.5, -0.5, -1, -2.0])
+@pytest.mark.parametrize("form", ["operator", "function", "out", "inplace"])
+def test_pow_to_a_python_number_bit_identical_to_torch(dtype, exponent, form):
+    """Python-number exponents PyTorch computes with cheaper ops (x * x, sqrt, rsqrt, 1 / x and
+    their compositions): the same bits as torch, signed zeros, infinities and NaN included, by
+    every way of calling pow. (float64 x ** 0.5 is compared with NumPy's sqrt, which is correctly
+    rounded: torch's float64 sqrt is 1 ULP off on some inputs.)"""
+    rng = np.random.default_rng(5)
+    specials = [-0.0, 0.0, -np.inf, np.inf, np.nan, -2.0, 3.0, 1e-45, 1.7e38, 1e-300, 1e300]
+    with np.errstate(over="ignore"):  # 1e300 is inf in float32
+        x = np.concatenate([specials, rng.standard_normal(200) * 10]).astype(dtype.numpy)
+
+    def call(lib, t):
+        if form == "operator":
+            return t ** exponent
+        if form == "function":
+            return lib.pow(t, exponent)
+        if form == "out":
+            out = lib.empty(t.shape, dtype=t.dtype)
+            lib.pow(t, exponent, out=out)
+            return out
+        return t.clone().pow_(exponent)
+
+    got = call(tt, tt.from_numpy(x.copy())).numpy()
+    want = call(torch, torch.from_numpy(x.copy())).numpy()
+    if dtype is tt.float64 and exponent == 0.5:
+        with np.errstate(invalid="ignore"):
+            want = np.sqrt(x)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))  # a NaN's sign and payload may differ
+    number = ~np.isnan(want)
+    np.testing.assert_array_equal(got[number].view(np.uint8), want[number].view(np.uint8))
+
+
 @pytest.mark.parametrize("dtype", [tt.float32, tt.float64, tt.int32, tt.uint8], ids=_dtype_id)
 @pytest.mark.parametrize("bounds", [(-0.0, 0.5), (0.0, -0.0), (1, 3), (2.5, float("nan")), (float("nan"), 1), (3, 1)])
 def test_clamp_to_numbers_one_pass_and_two_agree(dtype, bounds):
