@@ -188,9 +188,11 @@ _prod = math.prod
 _SUM, _MEAN = lib.TT_RED_SUM, lib.TT_RED_MEAN
 
 
-def _fast_reduce(op: int, x: Any, dim: Any, keepdim: Any):
+def _fast_reduce(op: int, x: Any, dim: Any, keepdim: Any, needs_elements: bool = False):
     """`op` over `dim` (None: all dims, or one int) of a contiguous float `x` that records no
-    grad, as a fresh tensor of x's dtype; None when the general path must run."""
+    grad, as a fresh tensor of x's dtype; None when the general path must run (also when
+    `needs_elements` and the reduced range is empty: max and min have no identity, and the general
+    path raises)."""
     if not isinstance(x, TensorImpl) or not x._dtype.is_floating_point or (x._ag is not None and _GRAD.enabled) or (
         keepdim is not None and type(keepdim) is not bool
     ) or not (x._dense or x._is_dense()):
@@ -206,6 +208,8 @@ def _fast_reduce(op: int, x: Any, dim: Any, keepdim: Any):
         outer, size, inner = _prod(shape[:d]), shape[d], _prod(shape[d + 1:])
         result_shape = shape[:d] + (1,) + shape[d + 1:] if keepdim else shape[:d] + shape[d + 1:]
     else:
+        return None
+    if needs_elements and size == 0:
         return None
     dtype = x._dtype
     ptr = _reduce_new(op, outer, size, inner, x._storage._data + x._offset * dtype.itemsize, dtype.code,
@@ -409,6 +413,10 @@ def min(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, k
 
 
 def _amax_amin(fn: str, op: int, input: Any, dim: Any, keepdim: Any, axis: Any, keepdims: Any, out: Any = None) -> Any:
+    if axis is None and keepdims is None and out is None:
+        result = _fast_reduce(op, input, dim, keepdim, needs_elements=True)
+        if result is not None:
+            return result
     x = _tensor(input, fn)
     dim = _alias(dim, axis, "dim", "axis", fn, None)
     if wants_grad(x):

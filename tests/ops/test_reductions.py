@@ -535,6 +535,45 @@ def test_float32_sum_is_accurate_on_every_simd_path(setting):
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
+# The float32 row extrema of every SIMD path: max and min (and amax/amin) of contiguous rows of
+# every length up to 200 and some long ones, starts off the 64-byte alignment, NaN at each place
+# (NaN wins), infinities, and all-equal rows; compared with NumPy, which propagates NaN too.
+EXTREMA_PATHS_SCRIPT = """
+import numpy as np, t_tensor as tt
+rng = np.random.default_rng(4)
+for n in list(range(1, 200)) + [1023, 1024, 1025, 4099]:
+    data = rng.standard_normal(n + 5).astype(np.float32)
+    for start in (0, 1, 5):
+        row = data[start:start + n].copy()
+        variants = [row, np.full(n, -np.inf, np.float32), np.full(n, 2.5, np.float32)]
+        nan_at = row.copy()
+        nan_at[(n * 7) % n] = np.nan
+        inf_at = row.copy()
+        inf_at[(n * 3) // 4] = np.inf
+        variants += [nan_at, inf_at, -inf_at]
+        for v in variants:
+            t = tt.tensor(v)
+            for got, want in ((t.max().item(), np.max(v)), (t.min().item(), np.min(v)),
+                              (t.amax(-1).item(), np.max(v)), (t.amin(0).item(), np.min(v)),
+                              (tt.tensor(np.stack([v, -v])).amax(1).tolist(), [np.max(v), np.max(-v)])):
+                assert np.array_equal(got, want, equal_nan=True), (n, start, got, want)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("setting", ["0", "avx2", "1"])
+def test_float32_extrema_on_every_simd_path(setting):
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, TT_GENERIC_KERNELS=setting, PYTHONPATH=root)
+    done = subprocess.run([sys.executable, "-c", EXTREMA_PATHS_SCRIPT], env=env, capture_output=True, text=True,
+                          cwd=root)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
 def test_integer_sum_wraps_like_torch():
     data = np.array([2**62, 2**62, 2**62], dtype=np.int64)
     helper_test_op([data], lambda t: t.sum(), ref="torch")

@@ -401,6 +401,90 @@ __attribute__((target("avx2"))) static double sum_block_f32_avx2(const float *p,
 }
 #endif
 
+/* The maximum of a contiguous float32 row (of its negation for a minimum: the sign flips are
+   exact) in 4 vector accumulators, with NaN tracked apart: any NaN gives NaN, as MAX_UPD_F. A tie
+   of -0.0 and 0.0 resolves to either one (so it does in the 8 lanes of the generic row, where the
+   lane order decides). n >= 1. */
+typedef float (*ext_row_f32_fn)(const float *p, int64_t n, int negate);
+
+#if TT_HAVE_X86
+__attribute__((target("avx512f"))) static float ext_row_f32_avx512(const float *p, int64_t n, int negate) {
+    const __m512i flip = _mm512_set1_epi32(negate ? INT32_MIN : 0);
+#define EXT_LOAD512(q) _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_loadu_ps(q)), flip))
+    __m512 m0 = _mm512_set1_ps(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
+    __mmask16 nan = 0;
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        const __m512 v0 = EXT_LOAD512(p + i), v1 = EXT_LOAD512(p + i + 16);
+        const __m512 v2 = EXT_LOAD512(p + i + 32), v3 = EXT_LOAD512(p + i + 48);
+        nan |= _mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(v2, v3, _CMP_UNORD_Q);
+        m0 = _mm512_max_ps(m0, v0);
+        m1 = _mm512_max_ps(m1, v1);
+        m2 = _mm512_max_ps(m2, v2);
+        m3 = _mm512_max_ps(m3, v3);
+    }
+    for (; i < n; i += 16) {
+        const __mmask16 take = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1u);
+        const __m512 v = _mm512_castsi512_ps(
+            _mm512_xor_si512(_mm512_castps_si512(_mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), take, p + i)),
+                             _mm512_maskz_mov_epi32(take, flip)));
+        nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+        m0 = _mm512_max_ps(m0, v);
+    }
+#undef EXT_LOAD512
+    if (nan) {
+        return NAN;
+    }
+    const float m = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3)));
+    return negate ? -m : m;
+}
+
+__attribute__((target("avx2"))) static float ext_row_f32_avx2(const float *p, int64_t n, int negate) {
+    const __m256 flip = _mm256_set1_ps(negate ? -0.0f : 0.0f);
+    __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0, m2 = m0, m3 = m0, nan = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        const __m256 v0 = _mm256_xor_ps(_mm256_loadu_ps(p + i), flip);
+        const __m256 v1 = _mm256_xor_ps(_mm256_loadu_ps(p + i + 8), flip);
+        const __m256 v2 = _mm256_xor_ps(_mm256_loadu_ps(p + i + 16), flip);
+        const __m256 v3 = _mm256_xor_ps(_mm256_loadu_ps(p + i + 24), flip);
+        nan = _mm256_or_ps(nan, _mm256_or_ps(_mm256_cmp_ps(v0, v1, _CMP_UNORD_Q), _mm256_cmp_ps(v2, v3, _CMP_UNORD_Q)));
+        m0 = _mm256_max_ps(m0, v0);
+        m1 = _mm256_max_ps(m1, v1);
+        m2 = _mm256_max_ps(m2, v2);
+        m3 = _mm256_max_ps(m3, v3);
+    }
+    float lanes[8], m = -INFINITY;
+    int any_nan = _mm256_movemask_ps(nan) != 0;
+    _mm256_storeu_ps(lanes, _mm256_max_ps(_mm256_max_ps(m0, m1), _mm256_max_ps(m2, m3)));
+    for (int k = 0; k < 8; k++) {
+        m = lanes[k] > m ? lanes[k] : m;
+    }
+    for (; i < n; i++) {
+        const float v = negate ? -p[i] : p[i];
+        any_nan |= v != v;
+        m = v > m ? v : m;
+    }
+    if (any_nan) {
+        return NAN;
+    }
+    return negate ? -m : m;
+}
+#endif
+
+/* This CPU's extremum row kernel, or NULL where only the generic row applies. */
+static ext_row_f32_fn ext_row_f32(void) {
+#if TT_HAVE_X86
+    if (tt_cpu_use_avx512f()) {
+        return ext_row_f32_avx512;
+    }
+    if (tt_cpu_use_avx2()) {
+        return ext_row_f32_avx2;
+    }
+#endif
+    return NULL;
+}
+
 /* This CPU's block kernel, or NULL where only the 16-lane code above applies. */
 static sum_block_f32_fn sum_block_f32(void) {
 #if TT_HAVE_X86
@@ -523,11 +607,27 @@ static double pairwise_sum_f32(sum_block_f32_fn block, const float *p, int64_t n
             OP##_UPD_F(lane[k], v, 0, param);                                       \
         }                                                                           \
     }
+/* Which extremum ops take ext_row_f32 for a contiguous float32 row: 1 max, -1 min (the kernel
+   maximizes the negation), 0 none. */
+#define EXT_F32_MAX 1
+#define EXT_F32_MIN (-1)
+#define EXT_F32_NORM_LINF 0
+#define EXT_F32_NORM_LNEGINF 0
 #define EXTF_ROW_F(OP, name, T, LD)                                                                 \
     static void row_##OP##_##name(void *acc, const char *p, int64_t n, int64_t s, int64_t base,     \
                                   double param) {                                                  \
         (void)base;                                                                                \
         (void)param;                                                                               \
+        if (EXT_F32_##OP != 0 && n > 0 && __builtin_types_compatible_p(T, float) && s == (int64_t)sizeof(T)) { \
+            const ext_row_f32_fn ext = ext_row_f32();                                              \
+            if (ext != NULL) {                                                                     \
+                double a = *(double *)acc;                                                         \
+                const double row = ext((const float *)(const void *)p, n, EXT_F32_##OP < 0);       \
+                OP##_FOLD_F(a, row, 0, param); /* a macro: it reads `row` more than once */        \
+                *(double *)acc = a;                                                                \
+                return;                                                                            \
+            }                                                                                      \
+        }                                                                                          \
         typedef __typeof__(LD(T, p) + 0) LT;                                                       \
         LT lane[8];                                                                                \
         for (int k = 0; k < 8; k++) {                                                              \
