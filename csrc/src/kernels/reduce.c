@@ -1186,16 +1186,21 @@ typedef void (*lines_fn)(char *out, int64_t ol, int64_t oe, const char *x, int64
 #define SCAN_OUT_I(T, ST, p, v) (*(int64_t *)(p) = (int64_t)(v))
 #define SCAN_OUT_F(T, ST, p, v) ST(T, p, v)
 
-/* Lines of at most this many elements are scanned CHUNK at a time even when contiguous. */
+/* Contiguous lines are scanned several at a time, so that their running sums (each one chain of
+   dependent adds) overlap: SCAN_SHORT_GROUP lines of at most SCAN_SHORT_LINE elements, or
+   SCAN_LONG_GROUP longer ones (as many read and write streams as the hardware prefetchers follow;
+   more lines a step also crowded the L1 with lines a power-of-two size apart). */
 #define SCAN_SHORT_LINE 64
+#define SCAN_SHORT_GROUP 64
+#define SCAN_LONG_GROUP 8
 #define GEN_SCAN(OP, INIT, name, T, K, LD, ST, CODE)                                            \
     static void scan_##OP##_##name(char *out, int64_t ol, int64_t oe, const char *x, int64_t xl, \
                                    int64_t xe, int64_t nl, int64_t L) {                        \
         SCAN_ACC_##K acc[CHUNK];                                                               \
-        /* CHUNK lines side by side when a line is strided (memory read in order) or short (its \
-           running sum is one dependency chain: interleaved lines overlap theirs; (64, 16, 8, 8) \
-           cumsum(-1) 215 -> ~63 us, (1000, 50) 132 -> ~81); the same order within each line */ \
-        const int64_t step = (nl == 1 || (xe <= xl && L > SCAN_SHORT_LINE)) ? 1 : CHUNK;       \
+        /* CHUNK lines side by side when a line is strided (memory then read in order), else a \
+           group (above; (1000, 50) cumsum(-1) 132 -> ~38 us, (256, 512) 223 -> ~80 on a fast   \
+           run of this VM); the same order within each line, so the same bits */               \
+        const int64_t step = nl == 1 ? 1 : xe > xl ? CHUNK : L > SCAN_SHORT_LINE ? SCAN_LONG_GROUP : SCAN_SHORT_GROUP; \
         for (int64_t l0 = 0; l0 < nl; l0 += step) {                                            \
             const int64_t c = nl - l0 < step ? nl - l0 : step;                                 \
             for (int64_t j = 0; j < c; j++) {                                                  \
