@@ -503,19 +503,26 @@ _POW_AS_OPS = {2: ("square",), 0.5: ("sqrt",), -0.5: ("rsqrt",), -1: ("reciproca
 
 
 def _pow_as_ops(a: Any, b: Any, out: Any) -> Any:
-    """``a ** b`` through `_POW_AS_OPS` for a float32/float64 tensor and a Python number there,
-    when nothing records (the graph keeps pow's own node); None otherwise."""
+    """``a ** b`` through `_POW_AS_OPS` for a tensor and a Python number there, when the result
+    is float32 or float64 (PyTorch decides by the promoted dtype: an int64 tensor ** 2.0 too) and
+    nothing records (the graph keeps pow's own node); None otherwise. Errors name "pow": `out`
+    is checked before anything is computed."""
     if type(b) is not int and type(b) is not float or not isinstance(a, TensorImpl):
         return None
     ops = _POW_AS_OPS.get(b)
-    if ops is None or a._dtype not in (dtypes.float32, dtypes.float64) or (_GRAD.enabled and _requires_grad(a)):
+    if ops is None or (_GRAD.enabled and _requires_grad(a)):
         return None
+    dtype = a._dtype if type(b) is int or a._dtype.is_floating_point else dtypes.result_type(a, b)
+    if dtype is not dtypes.float32 and dtype is not dtypes.float64:
+        return None
+    x = a if a._dtype is dtype else a.to(dtype)
     if len(ops) == 1:
-        return unary(ops[0], a, out)
-    square_of_a = unary("square", a)
-    if ops[1] == "mul":
-        return binary("mul", square_of_a, a, out)
-    return unary(ops[1], square_of_a, out)
+        return unary(ops[0], x, out, name="pow")
+    if out is not None:  # the two ops write a new tensor, copied into `out` once checked
+        _output("pow", x._shape, dtype, out, a, ((a, a._strides),))
+    square_of_x = unary("square", x)
+    result = binary("mul", square_of_x, x) if ops[1] == "mul" else unary(ops[1], square_of_x)
+    return result if out is None else out.copy_(result)
 
 
 _pow_general = _OPERATORS["pow"]

@@ -1,5 +1,5 @@
 /*
- * test_norm.c: batch normalization forward and backward (kernels/norm.h).
+ * test_norm.c: batch and layer normalization forward and backward (kernels/norm.h).
  *
  * Values against PyTorch are tested from Python (tests/nn/test_normalization.py); this file is
  * for what the sanitizers can see: calls that must be refused before they touch memory, a shape
@@ -111,8 +111,104 @@ static void test_refusals(void) {
 DEFINE_VALUES_TEST(float, TT_FLOAT32, 1e-5)
 DEFINE_VALUES_TEST(double, TT_FLOAT64, 1e-12)
 
+/* Layer normalization: refusals, then forward and backward of rows that cross the sum block
+   (NORM_BLOCK 512) and the backward's 32-row blocks, on 1 and 2 threads, against plain double
+   loops; optional outputs left out (nothing written through 0), and dweight / dbias the same
+   bits on both thread counts. */
+static void test_layer_norm(int64_t rows, int64_t cols) {
+    float scratch[4] = {0};
+    const uintptr_t S = (uintptr_t)scratch;
+    CHECK_STATUS(tt_layer_norm_forward(TT_INT32, 1, 2, S, 1e-5, 0, 0, S, 0, 0), TT_ERR_UNSUPPORTED_DTYPE,
+                 "layer_norm int32");
+    CHECK_STATUS(tt_layer_norm_forward(TT_FLOAT32, 2, 0, S, 1e-5, 0, 0, S, 0, 0), TT_ERR_INVALID_ARG,
+                 "layer_norm rows of nothing");
+    CHECK_STATUS(tt_layer_norm_forward(TT_FLOAT32, INT64_MAX / 2, 4, S, 1e-5, 0, 0, S, 0, 0), TT_ERR_OVERFLOW,
+                 "layer_norm rows * cols overflows");
+    CHECK_STATUS(tt_layer_norm_backward(TT_FLOAT32, 1, 2, S, 0, S, S, 0, S, 0, 0), TT_ERR_INVALID_ARG,
+                 "layer_norm backward without x");
+    const int64_t total = rows * cols;
+    double *x = malloc((size_t)total * sizeof(double)), *dy = malloc((size_t)total * sizeof(double));
+    double *y = malloc((size_t)total * sizeof(double)), *dx = malloc((size_t)total * sizeof(double));
+    double *w = malloc((size_t)cols * sizeof(double)), *b = malloc((size_t)cols * sizeof(double));
+    double *dw = malloc((size_t)cols * 2 * sizeof(double)), *db = malloc((size_t)cols * 2 * sizeof(double));
+    double *mean = malloc((size_t)rows * sizeof(double)), *invstd = malloc((size_t)rows * sizeof(double));
+    if (!x || !dy || !y || !dx || !w || !b || !dw || !db || !mean || !invstd) {
+        CHECK(0, "out of memory");
+    } else {
+        uint64_t state = 0x2545F4914F6CDD1DULL;
+        for (int64_t i = 0; i < total; i++) {
+            state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+            x[i] = (double)(state >> 40) / (double)(1 << 24) * 4.0 + 3.0;
+            dy[i] = (double)((state >> 20) & 0xFFFFF) / (double)(1 << 20) - 0.5;
+        }
+        for (int64_t i = 0; i < cols; i++) {
+            w[i] = 1.0 + 0.01 * (double)(i % 7);
+            b[i] = 0.1 * (double)(i % 3);
+        }
+        for (int threads = 1; threads <= 2; threads++) {
+            CHECK_STATUS(tt_set_num_threads(threads), TT_OK, "tt_set_num_threads");
+            CHECK_STATUS(tt_layer_norm_forward(TT_FLOAT64, rows, cols, (uintptr_t)x, 1e-5, (uintptr_t)w, (uintptr_t)b,
+                                               (uintptr_t)y, (uintptr_t)mean, (uintptr_t)invstd), TT_OK, "forward");
+            CHECK_STATUS(tt_layer_norm_backward(TT_FLOAT64, rows, cols, (uintptr_t)dy, (uintptr_t)x, (uintptr_t)mean,
+                                                (uintptr_t)invstd, (uintptr_t)w, (uintptr_t)dx,
+                                                (uintptr_t)(dw + (threads - 1) * cols),
+                                                (uintptr_t)(db + (threads - 1) * cols)), TT_OK, "backward");
+            int bad = 0;
+            for (int64_t r = 0; r < rows && !bad; r++) {
+                const double *xr = x + r * cols, *gr = dy + r * cols;
+                double m = 0, v = 0, sg = 0, sgx = 0;
+                for (int64_t i = 0; i < cols; i++) m += xr[i];
+                m /= (double)cols;
+                for (int64_t i = 0; i < cols; i++) v += (xr[i] - m) * (xr[i] - m);
+                const double is = 1.0 / sqrt(v / (double)cols + 1e-5);
+                for (int64_t i = 0; i < cols; i++) {
+                    sg += gr[i] * w[i];
+                    sgx += gr[i] * w[i] * (xr[i] - m) * is;
+                }
+                for (int64_t i = 0; i < cols && !bad; i++) {
+                    const double h = (xr[i] - m) * is;
+                    const double want_y = h * w[i] + b[i];
+                    const double want_dx = is * (gr[i] * w[i] - sg / (double)cols - h * sgx / (double)cols);
+                    bad = fabs(y[r * cols + i] - want_y) > 1e-12 || fabs(dx[r * cols + i] - want_dx) > 1e-11;
+                    CHECK(!bad, "layer_norm %lldx%lld row %lld col %lld: y %g (%g), dx %g (%g)", (long long)rows,
+                          (long long)cols, (long long)r, (long long)i, y[r * cols + i], want_y, dx[r * cols + i],
+                          want_dx);
+                }
+            }
+            for (int64_t i = 0; i < cols && !bad; i++) {
+                double want_w = 0, want_b = 0;
+                for (int64_t r = 0; r < rows; r++) {
+                    want_w += dy[r * cols + i] * (x[r * cols + i] - mean[r]) * invstd[r];
+                    want_b += dy[r * cols + i];
+                }
+                bad = fabs(dw[(threads - 1) * cols + i] - want_w) > 1e-9 || fabs(db[(threads - 1) * cols + i] - want_b) > 1e-9;
+                CHECK(!bad, "layer_norm dweight/dbias column %lld", (long long)i);
+            }
+        }
+        for (int64_t i = 0; i < cols; i++) {
+            CHECK(dw[i] == dw[cols + i] && db[i] == db[cols + i], "dweight/dbias differ between 1 and 2 threads");
+        }
+        /* optional outputs left out, in place (dx = dy), float32 */
+        float *xf = malloc((size_t)total * sizeof(float)), *gf = malloc((size_t)total * sizeof(float));
+        float *stats = malloc((size_t)rows * 2 * sizeof(float));
+        if (xf && gf && stats) {
+            for (int64_t i = 0; i < total; i++) xf[i] = (float)x[i], gf[i] = (float)dy[i];
+            CHECK_STATUS(tt_layer_norm_forward(TT_FLOAT32, rows, cols, (uintptr_t)xf, 1e-5, 0, 0, (uintptr_t)gf,
+                                               (uintptr_t)stats, (uintptr_t)(stats + rows)), TT_OK, "forward f32");
+            for (int64_t i = 0; i < total; i++) gf[i] = (float)dy[i];
+            CHECK_STATUS(tt_layer_norm_backward(TT_FLOAT32, rows, cols, (uintptr_t)gf, (uintptr_t)xf, (uintptr_t)stats,
+                                                (uintptr_t)(stats + rows), 0, (uintptr_t)gf, 0, 0), TT_OK,
+                         "backward f32 in place");
+        }
+        free(xf), free(gf), free(stats);
+    }
+    free(x), free(dy), free(y), free(dx), free(w), free(b), free(dw), free(db), free(mean), free(invstd);
+}
+
 int main(void) {
     test_refusals();
+    test_layer_norm(70, 600);
+    test_layer_norm(3, 5);
     test_values_float(3, 5, 7);
     test_values_double(3, 5, 7);
     CHECK_STATUS(tt_set_num_threads(4), TT_OK, "four threads");

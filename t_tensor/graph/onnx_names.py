@@ -1,8 +1,10 @@
 """Traced nodes under ONNX's names: ``to_onnx_ops(graph)`` rewrites the ``tt.<Primitive>`` nodes
 that have an exact ONNX equivalent (elementwise math, MatMul, reshapes and transposes,
-ReduceSum/ReduceMean, Softmax, 2-d Conv, inference BatchNormalization), so that the
-optimization passes, which are written for ONNX graphs, apply to traced graphs too. Nodes
-without an equivalent stay as they are (they still run through their primitive).
+ReduceSum/ReduceMean, Softmax, 2-d Conv, inference BatchNormalization, LayerNormalization), so
+that the optimization passes, which are written for ONNX graphs, apply to traced graphs too. Nodes
+without an equivalent stay as they are (they still run through their primitive), and so does a
+``x ** n`` that eager code computes with cheaper ops than pow (``x * x`` for 2, sqrt for 0.5, ...),
+so that a compiled graph gives eager's bits.
 
 >>> import t_tensor as tt
 >>> from t_tensor.graph.onnx_names import to_onnx_ops
@@ -27,6 +29,14 @@ __all__ = ["to_onnx_ops"]
 BINARY = {"Add": "Add", "Sub": "Sub", "Mul": "Mul", "Div": "Div", "Pow": "Pow", "Maximum": "Max", "Minimum": "Min"}
 UNARY = {name: name for name in ("Exp", "Log", "Sqrt", "Tanh", "Sigmoid", "Relu", "Neg", "Abs", "Erf", "Reciprocal",
                                  "Sin", "Cos", "Floor", "Ceil")}
+
+
+def _pow_as_ops_takes(exponent: Any, dtype: Any) -> bool:
+    """Whether eager ``x ** exponent`` with a result of ``dtype`` runs cheaper ops than pow
+    (``elementwise._POW_AS_OPS``): then the node keeps the eager op."""
+    from t_tensor.elementwise import _POW_AS_OPS
+
+    return type(exponent) in (int, float) and exponent in _POW_AS_OPS and dtype in (dtypes.float32, dtypes.float64)
 
 
 class _Rewriter:
@@ -58,6 +68,8 @@ class _Rewriter:
         dtype = info.dtype if info is not None else None
         if node.attrs.get("kwargs") or dtype is None:
             return None
+        if name == "Pow" and len(args) > 1 and _pow_as_ops_takes(args[1], dtype):
+            return None  # eager x ** n is square/sqrt/... for these: ONNX Pow would round differently
         if name in BINARY:
             return Node(BINARY[name], [self.operand(a, node, dtype) for a in args[:2]], [out], {}, node.name)
         if name in UNARY:
@@ -77,6 +89,8 @@ class _Rewriter:
             return self.conv(node, args)
         if name == "BatchNorm":
             return self.batch_norm(node, args, dtype)
+        if name == "LayerNorm":
+            return self.layer_norm(node, args, dtype)
         return None
 
     def view(self, node: Node, args: tuple) -> Node | None:
@@ -135,6 +149,18 @@ class _Rewriter:
         inputs = [node.inputs[0], scale, shift, self.operand(running_mean, node, dtype),
                   self.operand(running_var, node, dtype)]
         return Node("BatchNormalization", inputs, [node.outputs[0]], {"epsilon": float(eps)}, node.name)
+
+
+    def layer_norm(self, node: Node, args: tuple, dtype: Any) -> Node:
+        _, normalized_shape, weight, bias, eps = args
+        shape = tuple(normalized_shape)
+        ones = 1.0
+        for size in reversed(shape):
+            ones = [ones] * size
+        scale = self.operand(weight, node, dtype) if weight is not None else self.constant(ones, dtype)
+        inputs = [node.inputs[0], scale] + ([self.operand(bias, node, dtype)] if bias is not None else [])
+        return Node("LayerNormalization", inputs, [node.outputs[0]], {"axis": -len(shape), "epsilon": float(eps)},
+                    node.name)
 
 
 def to_onnx_ops(graph: Graph) -> Graph:

@@ -722,6 +722,28 @@ def _traced_batch_norm(b: Builder, node: Node, xs: list[Any], outs: list[Any]) -
     return batch_norm_calls(b, x, weight, bias, running_mean, running_var, float(eps), out)
 
 
+def _traced_layer_norm(b: Builder, node: Node, xs: list[Any], outs: list[Any]) -> Calls | None:
+    """A traced ``tt.LayerNorm`` (args: x, normalized_shape, weight, bias, eps): the eager kernel
+    (tt_layer_norm_forward) into the output slot, for contiguous float32/float64 operands of one
+    dtype; weight and bias are read where they lie when the step runs."""
+    out = _single(node, outs)
+    args = _traced_args(node, xs)
+    if out is None or args is None or len(args) != 5:
+        return None
+    x, normalized_shape, weight, bias, eps = args
+    cols = math.prod(normalized_shape)
+    if not _is_tensor(x) or x._dtype not in _FLOATS or x._dtype is not out._dtype or x._shape != out._shape:
+        return None
+    if cols == 0 or not (x.is_contiguous() and out.is_contiguous()) or out._overlaps(x):
+        return None
+    for t in (weight, bias):
+        if t is not None and not (_is_tensor(t) and t._dtype is x._dtype and t.is_contiguous()):
+            return None
+    return [(lib.tt_layer_norm_forward, (x._dtype.code, x.numel() // cols, cols, x.data_ptr(), float(eps),
+                                         0 if weight is None else weight.data_ptr(),
+                                         0 if bias is None else bias.data_ptr(), out.data_ptr(), 0, 0))]
+
+
 def _traced_reduction(op: int, mean: bool) -> StepBuilder:
     """A traced ``tt.Sum`` (args: x, fn, dim, keepdim, dtype, axis, keepdims, out) or ``tt.Mean``
     (the same without fn) over float x, without a dtype argument."""
@@ -752,7 +774,8 @@ def _register_traced() -> None:
             STEP_BUILDERS[f"tt.{cls.__name__}"] = _traced_unary(op)
     STEP_BUILDERS.update({"tt.Matmul": _traced_matmul, "tt.Convolution": _traced_conv,
                           "tt.Softmax": _traced_softmax, "tt.MaxPool": _traced_max_pool,
-                          "tt.BatchNorm": _traced_batch_norm, "tt.Sum": _traced_reduction(lib.TT_RED_SUM, False),
+                          "tt.BatchNorm": _traced_batch_norm, "tt.LayerNorm": _traced_layer_norm,
+                          "tt.Sum": _traced_reduction(lib.TT_RED_SUM, False),
                           "tt.Mean": _traced_reduction(lib.TT_RED_MEAN, True)})
 
 

@@ -118,3 +118,19 @@ def test_optimized_compilation_keeps_the_values(name: str, arena: bool) -> None:
     x = tt.randn(*shape)
     with tt.no_grad():
         np.testing.assert_allclose(optimized(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("exponent", [2, 3, 0.5, -0.5, -1, -2, 1.5])
+@pytest.mark.parametrize("optimize", [False, True])
+def test_compiled_pow_gives_eager_bits(exponent, optimize) -> None:
+    """Eager ``x ** n`` runs square/sqrt/rsqrt/reciprocal for these n (as PyTorch does); a compiled
+    graph keeps that node as it is instead of an ONNX Pow, so it gives the same bits, signed zeros,
+    infinities and NaN included."""
+    rng = np.random.default_rng(3)
+    x = tt.tensor(np.concatenate([[-0.0, 0.0, -np.inf, np.inf, 4097.0], rng.standard_normal(4096) * 20]).astype(
+        np.float32))
+    compiled = tt.compile(lambda t: t ** exponent, (tt.ones(x.shape[0]),), arena=True, optimize=optimize)
+    got, want = compiled(x).numpy(), (x ** exponent).numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    number = ~np.isnan(want)
+    np.testing.assert_array_equal(got[number].view(np.uint32), want[number].view(np.uint32))

@@ -344,6 +344,59 @@ def test_layer_norm_functional_second_order() -> None:
                      create_graph=True)
 
 
+@pytest.mark.parametrize(("shape", "normalized"), [((70, 600), (600,)), ((3, 40, 8, 8), (8, 8)), ((33, 1), (1,))])
+@pytest.mark.parametrize("affine", ["both", "weight", "bias", "none"])
+def test_layer_norm_kernel_float32_matches_torch(shape, normalized, affine) -> None:
+    """The one-call forward and backward (tt_layer_norm_forward / _backward) against torch in
+    float32: rows past the 512-value sum block and the backward's 32-row blocks, every affine
+    combination, every gradient."""
+    rng = np.random.default_rng(sum(shape))
+    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    w = rng.standard_normal(normalized).astype(np.float32) if affine in ("both", "weight") else None
+    b = rng.standard_normal(normalized).astype(np.float32) if affine in ("both", "bias") else None
+    g = rng.standard_normal(shape).astype(np.float32)
+    results = {}
+    for lib in (tt, torch):
+        make = (lambda a: None if a is None else tt.tensor(a, requires_grad=True)) if lib is tt else (
+            lambda a: None if a is None else torch.tensor(a, requires_grad=True))
+        tx, tw, tb = make(x), make(w), make(b)
+        y = lib.nn.functional.layer_norm(tx, normalized, tw, tb)
+        y.backward(lib.tensor(g))
+        results[lib] = [y.detach().numpy()] + [t.grad.numpy() for t in (tx, tw, tb) if t is not None]
+    for got, want in zip(results[tt], results[torch], strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-4)
+
+
+def test_layer_norm_kernel_column_gradients_same_on_any_thread_count() -> None:
+    rng = np.random.default_rng(9)
+    x, g = rng.standard_normal((200, 300)).astype(np.float32), rng.standard_normal((200, 300)).astype(np.float32)
+    grads = []
+    before = tt.get_num_threads()
+    try:
+        for threads in (1, 2, 3):
+            tt.set_num_threads(threads)
+            tx, tw = tt.tensor(x, requires_grad=True), tt.ones(300, requires_grad=True)
+            tb = tt.zeros(300, requires_grad=True)
+            F.layer_norm(tx, (300,), tw, tb).backward(tt.tensor(g))
+            grads.append((tx.grad.numpy(), tw.grad.numpy(), tb.grad.numpy()))
+    finally:
+        tt.set_num_threads(before)
+    for other in grads[1:]:
+        for a, b in zip(grads[0], other, strict=True):
+            np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+def test_layer_norm_outside_the_kernel_keeps_the_tensor_ops() -> None:
+    """float16, no rows and rows of nothing take the tensor-op path, and agree with torch."""
+    x = _values((4, 6), np.float32) * 2
+    half = F.layer_norm(tt.tensor(x).half(), (6,))
+    want = torch.nn.functional.layer_norm(torch.tensor(x).half(), (6,))
+    np.testing.assert_allclose(half.float().numpy(), want.float().numpy(), atol=3e-3)
+    assert F.layer_norm(tt.ones(0, 6), (6,)).shape == (0, 6)
+    assert tuple(torch.nn.functional.layer_norm(torch.ones(3, 0), (0,)).shape) == (3, 0)
+    assert F.layer_norm(tt.ones(3, 0), (0,)).shape == (3, 0)
+
+
 def test_layer_norm_init_and_errors() -> None:
     ln = tt.nn.LayerNorm((2, 3))
     assert ln.weight.tolist() == [[1.0] * 3] * 2 and ln.bias.tolist() == [[0.0] * 3] * 2

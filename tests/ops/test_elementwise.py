@@ -1373,8 +1373,8 @@ def test_clamp_nan_in_bounds_and_min_above_max_like_torch():
 def test_pow_to_a_python_number_bit_identical_to_torch(dtype, exponent, form):
     """Python-number exponents PyTorch computes with cheaper ops (x * x, sqrt, rsqrt, 1 / x and
     their compositions): the same bits as torch, signed zeros, infinities and NaN included, by
-    every way of calling pow. (float64 x ** 0.5 is compared with NumPy's sqrt, which is correctly
-    rounded: torch's float64 sqrt is 1 ULP off on some inputs.)"""
+    every way of calling pow. (0.5 and -0.5 are compared with NumPy's sqrt, which is correctly
+    rounded: torch's sqrt is 1 ULP off on some inputs.)"""
     rng = np.random.default_rng(5)
     specials = [-0.0, 0.0, -np.inf, np.inf, np.nan, -2.0, 3.0, 1e-45, 1.7e38, 1e-300, 1e300]
     with np.errstate(over="ignore"):  # 1e300 is inf in float32
@@ -1393,12 +1393,40 @@ def test_pow_to_a_python_number_bit_identical_to_torch(dtype, exponent, form):
 
     got = call(tt, tt.from_numpy(x.copy())).numpy()
     want = call(torch, torch.from_numpy(x.copy())).numpy()
-    if dtype is tt.float64 and exponent == 0.5:
-        with np.errstate(invalid="ignore"):
-            want = np.sqrt(x)
+    if exponent in (0.5, -0.5):  # NumPy's sqrt is correctly rounded; torch's is not on every input
+        with np.errstate(invalid="ignore", divide="ignore"):
+            want = np.sqrt(x) if exponent == 0.5 else 1 / np.sqrt(x)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))  # a NaN's sign and payload may differ
     number = ~np.isnan(want)
     np.testing.assert_array_equal(got[number].view(np.uint8), want[number].view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [tt.int32, tt.int64, tt.bool], ids=_dtype_id)
+@pytest.mark.parametrize("exponent", [2.0, 0.5, -0.5, -1.0, 3.0, -2.0, 2])
+def test_pow_of_integers_to_a_python_number_as_torch(dtype, exponent):
+    """PyTorch picks the cheaper op by the promoted dtype: an integer tensor ** 2.0 is float32 and
+    squared (4097 ** 2.0 is 16785408 exactly); ** 2 stays an integer power."""
+    x = np.array([0, 1, 3, 4097, 12345, 99999, 2], dtype.numpy) if dtype is not tt.bool else np.array([True, False])
+    if dtype is tt.bool and type(exponent) is int:
+        return  # torch: bool ** int is refused by the general path's own rule (tested elsewhere)
+    got = (tt.from_numpy(x) ** exponent).numpy()
+    want = (torch.from_numpy(x) ** exponent).numpy()
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(np.isnan(got) if got.dtype.kind == "f" else got,
+                                  np.isnan(want) if want.dtype.kind == "f" else want)
+    if got.dtype.kind == "f":
+        finite = ~np.isnan(want)
+        np.testing.assert_array_equal(got[finite], want[finite])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [lambda: tt.pow(tt.ones(3), 2, out=tt.empty(3, dtype=tt.int32)), lambda: tt.pow(tt.ones(3), 3, out=tt.empty(4)),
+     lambda: tt.ones(1).expand(3).pow_(0.5), lambda: tt.pow(tt.ones(3), -2, out=[1])],
+)
+def test_pow_errors_name_pow(call):
+    with pytest.raises((RuntimeError, TypeError), match="^pow"):
+        call()
 
 
 @pytest.mark.parametrize("dtype", [tt.float32, tt.float64, tt.int32, tt.uint8], ids=_dtype_id)

@@ -536,27 +536,41 @@ def test_float32_sum_is_accurate_on_every_simd_path(setting):
 
 
 # The float32 row extrema of every SIMD path: max and min (and amax/amin) of contiguous rows of
-# every length up to 200 and some long ones, starts off the 64-byte alignment, NaN at each place
-# (NaN wins), infinities, and all-equal rows; compared with NumPy, which propagates NaN too.
+# every length up to 200 and some long ones, starts off the 64-byte alignment, NaN at every
+# position of the shorter rows (NaN wins), infinities, all-equal rows, and signed zeros; compared
+# with NumPy, and a tie of -0.0 and 0.0 with the row's first zero (IEEE leaves the choice open:
+# NumPy's max keeps the last, torch's amax the first; t_tensor keeps the first).
 EXTREMA_PATHS_SCRIPT = """
 import numpy as np, t_tensor as tt
 rng = np.random.default_rng(4)
+
+def first(extremum, v):
+    m = extremum(v)
+    return v[np.nonzero(v == 0)[0][0]] if m == 0 else m
+
 for n in list(range(1, 200)) + [1023, 1024, 1025, 4099]:
     data = rng.standard_normal(n + 5).astype(np.float32)
     for start in (0, 1, 5):
         row = data[start:start + n].copy()
         variants = [row, np.full(n, -np.inf, np.float32), np.full(n, 2.5, np.float32)]
-        nan_at = row.copy()
-        nan_at[(n * 7) % n] = np.nan
+        for at in (range(n) if n <= 70 and start == 0 else (0, n // 2, n - 1)):
+            nan_at = row.copy()
+            nan_at[at] = np.nan
+            variants.append(nan_at)
         inf_at = row.copy()
         inf_at[(n * 3) // 4] = np.inf
-        variants += [nan_at, inf_at, -inf_at]
+        zeros = -np.abs(row)
+        zeros[n // 3] = -0.0
+        zeros[(2 * n) // 3] = 0.0
+        variants += [inf_at, -inf_at, zeros, -zeros]
         for v in variants:
             t = tt.tensor(v)
-            for got, want in ((t.max().item(), np.max(v)), (t.min().item(), np.min(v)),
-                              (t.amax(-1).item(), np.max(v)), (t.amin(0).item(), np.min(v)),
-                              (tt.tensor(np.stack([v, -v])).amax(1).tolist(), [np.max(v), np.max(-v)])):
+            mx, mn, mx_neg = first(np.max, v), first(np.min, v), first(np.max, -v)
+            for got, want in ((t.max().item(), mx), (t.min().item(), mn), (t.amax(-1).item(), mx),
+                              (t.amin(0).item(), mn), (tt.tensor(np.stack([v, -v])).amax(1).tolist(), [mx, mx_neg])):
+                got, want = np.asarray(got, np.float32), np.asarray(want, np.float32)
                 assert np.array_equal(got, want, equal_nan=True), (n, start, got, want)
+                assert np.array_equal(np.signbit(got), np.signbit(want)) or np.isnan(want).any(), (n, start, got, want)
 print("ok")
 """
 

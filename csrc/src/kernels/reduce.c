@@ -402,10 +402,19 @@ __attribute__((target("avx2"))) static double sum_block_f32_avx2(const float *p,
 #endif
 
 /* The maximum of a contiguous float32 row (of its negation for a minimum: the sign flips are
-   exact) in 4 vector accumulators, with NaN tracked apart: any NaN gives NaN, as MAX_UPD_F. A tie
-   of -0.0 and 0.0 resolves to either one (so it does in the 8 lanes of the generic row, where the
-   lane order decides). n >= 1. */
+   exact) in 4 vector accumulators, with NaN tracked apart: any NaN gives NaN, as MAX_UPD_F. When
+   the extremum is a zero, the row's first zero is returned, so a tie of -0.0 and 0.0 goes to the
+   earlier one, as in a sequential scan (and NumPy and PyTorch). n >= 1. */
 typedef float (*ext_row_f32_fn)(const float *p, int64_t n, int negate);
+
+static float first_zero(const float *p, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        if (p[i] == 0.0f) {
+            return p[i];
+        }
+    }
+    return 0.0f; /* not reached: the extremum is one of the elements */
+}
 
 #if TT_HAVE_X86
 __attribute__((target("avx512f"))) static float ext_row_f32_avx512(const float *p, int64_t n, int negate) {
@@ -436,6 +445,9 @@ __attribute__((target("avx512f"))) static float ext_row_f32_avx512(const float *
         return NAN;
     }
     const float m = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3)));
+    if (m == 0.0f) {
+        return first_zero(p, n);
+    }
     return negate ? -m : m;
 }
 
@@ -467,6 +479,9 @@ __attribute__((target("avx2"))) static float ext_row_f32_avx2(const float *p, in
     }
     if (any_nan) {
         return NAN;
+    }
+    if (m == 0.0f) {
+        return first_zero(p, n);
     }
     return negate ? -m : m;
 }
@@ -639,13 +654,26 @@ static double pairwise_sum_f32(sum_block_f32_fn block, const float *p, int64_t n
         } else {                                                                                   \
             EXT_LANES(OP, T, LD, s)                                                                \
         }                                                                                          \
-        double a = *(double *)acc;                                                                 \
+        double r;                                                                                  \
+        OP##_INIT_F(r);                                                                            \
         for (int k = 0; k < 8; k++) {                                                              \
-            OP##_FOLD_F(a, (double)lane[k], 0, param);                                             \
+            OP##_FOLD_F(r, (double)lane[k], 0, param);                                             \
         }                                                                                          \
         for (; i < n; i++) {                                                                       \
-            OP##_UPD_F(a, (double)LD(T, p + i * s), 0, param);                                     \
+            OP##_UPD_F(r, (double)LD(T, p + i * s), 0, param);                                     \
         }                                                                                          \
+        if (EXT_F32_##OP != 0 && r == 0) { /* a max/min of zero: the row's first zero, as       \
+                                              ext_row_f32 (the lanes' order would decide) */      \
+            for (int64_t z = 0; z < n; z++) {                                                      \
+                const double v = (double)LD(T, p + z * s);                                        \
+                if (v == 0) {                                                                      \
+                    r = v;                                                                         \
+                    break;                                                                         \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        double a = *(double *)acc;                                                                 \
+        OP##_FOLD_F(a, r, 0, param);                                                               \
         *(double *)acc = a;                                                                        \
     }
 

@@ -40,3 +40,24 @@ tt_status tt_batch_norm_forward(int dtype, int64_t n, int64_t c, int64_t s, uint
 tt_status tt_batch_norm_backward(int dtype, int64_t n, int64_t c, int64_t s, uintptr_t dy, uintptr_t x_hat,
                                  uintptr_t invstd, uintptr_t weight, int training, uintptr_t dx,
                                  uintptr_t dweight, uintptr_t dbias);
+
+/* Layer normalization of `rows` contiguous rows of `cols` values (cols >= 1 when rows > 0, else
+   TT_ERR_INVALID_ARG): per row, mean and invstd = 1 / sqrt(var + eps) with the biased variance
+   (both summed in double, two-pass), then y = (x - mean) * invstd * weight + bias in the element
+   type, with weight and bias optional contiguous (cols,) vectors (1 and 0). save_mean and
+   save_invstd (rows,) are optional outputs (the mean and invstd rounded to the dtype, which is
+   what the backward takes). y must not overlap x. Rows are split across threads. Borrows
+   everything. */
+tt_status tt_layer_norm_forward(int dtype, int64_t rows, int64_t cols, uintptr_t x, double eps, uintptr_t weight,
+                                uintptr_t bias, uintptr_t y, uintptr_t save_mean, uintptr_t save_invstd);
+
+/* The gradients of tt_layer_norm_forward from dy (rows, cols), x, and the saved mean and invstd
+   (rows,): with x_hat = (x - mean) * invstd and g = dy * weight (weight optional: 1),
+   dx = invstd * (g - mean(g) - x_hat * mean(g * x_hat)), means over the row;
+   dweight = sum over rows of dy * x_hat, dbias = sum over rows of dy (each written when its
+   address is given; summed in double in blocks of 32 rows added in order, so the result is the
+   same on any thread count). dx is optional and may be exactly dy (in place); it must not overlap
+   x. TT_ERR_NOMEM when the column sums' scratch cannot be allocated. Borrows everything. */
+tt_status tt_layer_norm_backward(int dtype, int64_t rows, int64_t cols, uintptr_t dy, uintptr_t x, uintptr_t mean,
+                                 uintptr_t invstd, uintptr_t weight, uintptr_t dx, uintptr_t dweight,
+                                 uintptr_t dbias);
