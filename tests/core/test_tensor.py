@@ -193,6 +193,27 @@ def test_random_functions_shapes_dtypes_and_seeding():
     assert set(tt.randint(0, 2, (200,), dtype=tt.bool).tolist()) == {False, True}
 
 
+@pytest.mark.parametrize("n", [1, 3, 4097, 131073, 300001])
+@pytest.mark.parametrize("dtype", [tt.float32, tt.float64, tt.float16], ids=lambda d: d.name)
+def test_randn_same_values_on_any_thread_count(n, dtype):
+    """randn draws each block's uniforms in order and transforms its pairs on the threads: pair p
+    still takes uniforms 2p and 2p + 1, so a seed gives the same values on 1, 2 or 3 threads
+    (sizes past a block of 65536 pairs, odd ones included), and they are N(0, 1)."""
+    before, results = tt.get_num_threads(), []
+    try:
+        for threads in (1, 2, 3):
+            tt.set_num_threads(threads)
+            tt.manual_seed(11)
+            results.append(tt.randn(n, dtype=dtype).numpy())
+    finally:
+        tt.set_num_threads(before)
+    for other in results[1:]:
+        np.testing.assert_array_equal(results[0].view(np.uint8), other.view(np.uint8))
+    if n > 100000:
+        values = results[0].astype(np.float64)
+        assert abs(values.mean()) < 0.02 and abs(values.std() - 1) < 0.02
+
+
 # ---------------------------------------------------------------------- views against NumPy and torch
 
 

@@ -8,14 +8,18 @@
  *   uniform   u = (top 53 bits) / 2^53 in [0, 1), then low + (high - low) * u. Rounding to a
  *             narrower float can reach `high` itself, so such values are stepped back below it,
  *             one step IN THE STORED PRECISION (a step in double would round right back).
- *   normal    Box-Muller: two uniforms give two independent N(0, 1) values.
+ *   normal    Box-Muller: two uniforms give two independent N(0, 1) values. The uniforms are
+ *             drawn in order, a block at a time, and the pairs transformed on the threads, so
+ *             the values do not depend on the thread count.
  *   integers  Lemire's multiply-and-reject method gives unbiased integers in [0, range).
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "half.h"
 #include "tt/tt.h"
+#include "tt/kernels/parallel.h"
 
 static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
@@ -141,6 +145,39 @@ tt_status tt_random_uniform(tt_generator *gen, uintptr_t dst, int64_t n, int dty
     return TT_OK;
 }
 
+/* Pairs per block of uniforms drawn before a parallel transform (1 MiB of doubles), and the pairs
+   below which the transform stays on one thread. */
+#define NORMAL_BLOCK 65536
+#define NORMAL_PARALLEL_MIN 2048
+
+typedef struct normal_job {
+    void *out;
+    int64_t n;
+    int dtype;
+    double mean, std;
+    const double *units; /* the block's uniforms, two a pair */
+    int64_t first;       /* the block's first pair */
+} normal_job;
+
+/* Box-Muller: pair p of the output (elements 2p and 2p + 1 < n) from the uniforms u0 and u1. */
+static void normal_pair(const normal_job *job, int64_t p, double u0, double u1) {
+    const double two_pi = 6.283185307179586476925286766559;
+    /* 1 - u lies in (0, 1], so the logarithm is finite. */
+    const double radius = sqrt(-2.0 * log(1.0 - u0));
+    const double angle = two_pi * u1;
+    store_float(job->out, 2 * p, job->dtype, job->mean + job->std * radius * cos(angle));
+    if (2 * p + 1 < job->n) {
+        store_float(job->out, 2 * p + 1, job->dtype, job->mean + job->std * radius * sin(angle));
+    }
+}
+
+static void normal_pairs(int64_t begin, int64_t end, void *arg) {
+    const normal_job *job = arg;
+    for (int64_t k = begin; k < end; k++) {
+        normal_pair(job, job->first + k, job->units[2 * k], job->units[2 * k + 1]);
+    }
+}
+
 tt_status tt_random_normal(tt_generator *gen, uintptr_t dst, int64_t n, int dtype,
                            double mean, double std) {
     tt_status status = check_float_fill(gen, dst, n, dtype);
@@ -150,17 +187,31 @@ tt_status tt_random_normal(tt_generator *gen, uintptr_t dst, int64_t n, int dtyp
     if (!(std >= 0.0) || !isfinite(std) || !isfinite(mean)) {
         return TT_ERR_INVALID_ARG;
     }
-    void *out = (void *)dst;
-    const double two_pi = 6.283185307179586476925286766559;
-    for (int64_t i = 0; i < n; i += 2) {
-        /* 1 - u lies in (0, 1], so the logarithm is finite. */
-        double radius = sqrt(-2.0 * log(1.0 - next_unit(gen)));
-        double angle = two_pi * next_unit(gen);
-        store_float(out, i, dtype, mean + std * radius * cos(angle));
-        if (i + 1 < n) {
-            store_float(out, i + 1, dtype, mean + std * radius * sin(angle));
+    normal_job job = {(void *)dst, n, dtype, mean, std, NULL, 0};
+    const int64_t pairs = (n + 1) / 2;
+    double *units = pairs > NORMAL_PARALLEL_MIN ? malloc((size_t)(2 * NORMAL_BLOCK) * sizeof(double)) : NULL;
+    if (units == NULL) { /* small (or no memory for the block): the same values, one thread */
+        for (int64_t p = 0; p < pairs; p++) {
+            const double u0 = next_unit(gen), u1 = next_unit(gen);
+            normal_pair(&job, p, u0, u1);
         }
+        return TT_OK;
     }
+    /* The generator is sequential, the transform (a log, a sqrt, a cosine and a sine a pair, in
+       double) is most of the time: each block's uniforms are drawn in order, then its pairs are
+       transformed on the threads. Pair p still takes uniforms 2p and 2p + 1, so the values are
+       those of the one-thread loop whatever the thread count ((256, 512) float32 randn: ~1.7 ->
+       ~0.9 ms on two threads). */
+    job.units = units;
+    for (int64_t first = 0; first < pairs; first += NORMAL_BLOCK) {
+        const int64_t count = pairs - first < NORMAL_BLOCK ? pairs - first : NORMAL_BLOCK;
+        for (int64_t k = 0; k < 2 * count; k++) {
+            units[k] = next_unit(gen);
+        }
+        job.first = first;
+        tt_parallel_for(count, NORMAL_PARALLEL_MIN, normal_pairs, &job);
+    }
+    free(units);
     return TT_OK;
 }
 
