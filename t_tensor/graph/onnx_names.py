@@ -1,10 +1,11 @@
 """Traced nodes under ONNX's names: ``to_onnx_ops(graph)`` rewrites the ``tt.<Primitive>`` nodes
 that have an exact ONNX equivalent (elementwise math, MatMul, reshapes and transposes,
-ReduceSum/ReduceMean, Softmax, 2-d Conv, inference BatchNormalization, LayerNormalization), so
-that the optimization passes, which are written for ONNX graphs, apply to traced graphs too. Nodes
-without an equivalent stay as they are (they still run through their primitive), and so does a
-``x ** n`` that eager code computes with cheaper ops than pow (``x * x`` for 2, sqrt for 0.5, ...),
-so that a compiled graph gives eager's bits.
+ReduceSum/ReduceMean, Softmax, 2-d Conv, inference BatchNormalization), so that the
+optimization passes, which are written for ONNX graphs, apply to traced graphs too. Nodes without
+an equivalent stay as they are (they still run through their primitive), and so do two that have
+one but would round differently from eager code: ``layer_norm`` (eager runs one fused kernel,
+which the arena runs too) and a ``x ** n`` that eager code computes with cheaper ops than pow
+(``x * x`` for 2, sqrt for 0.5, ...). A compiled graph then gives eager's bits.
 
 >>> import t_tensor as tt
 >>> from t_tensor.graph.onnx_names import to_onnx_ops
@@ -89,8 +90,6 @@ class _Rewriter:
             return self.conv(node, args)
         if name == "BatchNorm":
             return self.batch_norm(node, args, dtype)
-        if name == "LayerNorm":
-            return self.layer_norm(node, args, dtype)
         return None
 
     def view(self, node: Node, args: tuple) -> Node | None:
@@ -150,17 +149,6 @@ class _Rewriter:
                   self.operand(running_var, node, dtype)]
         return Node("BatchNormalization", inputs, [node.outputs[0]], {"epsilon": float(eps)}, node.name)
 
-
-    def layer_norm(self, node: Node, args: tuple, dtype: Any) -> Node:
-        _, normalized_shape, weight, bias, eps = args
-        shape = tuple(normalized_shape)
-        ones = 1.0
-        for size in reversed(shape):
-            ones = [ones] * size
-        scale = self.operand(weight, node, dtype) if weight is not None else self.constant(ones, dtype)
-        inputs = [node.inputs[0], scale] + ([self.operand(bias, node, dtype)] if bias is not None else [])
-        return Node("LayerNormalization", inputs, [node.outputs[0]], {"axis": -len(shape), "epsilon": float(eps)},
-                    node.name)
 
 
 def to_onnx_ops(graph: Graph) -> Graph:

@@ -134,3 +134,16 @@ def test_compiled_pow_gives_eager_bits(exponent, optimize) -> None:
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     number = ~np.isnan(want)
     np.testing.assert_array_equal(got[number].view(np.uint32), want[number].view(np.uint32))
+
+
+@pytest.mark.parametrize("affine", [{}, {"elementwise_affine": False}, {"bias": False}])
+@pytest.mark.parametrize("optimize", [False, True])
+@pytest.mark.parametrize("arena", [False, True])
+def test_compiled_layer_norm_gives_eager_bits(affine, optimize, arena) -> None:
+    """A traced layer_norm stays one tt.LayerNorm node, run by the same kernel as eager code."""
+    tt.manual_seed(2)
+    model = tt.nn.Sequential(tt.nn.Linear(64, 64), tt.nn.LayerNorm(64, **affine))
+    x = tt.randn(32, 64) * 3 + 2
+    compiled = tt.compile(model, (x,), arena=arena, optimize=optimize)
+    with tt.no_grad():
+        np.testing.assert_array_equal(compiled(x).numpy().view(np.uint32), model(x).numpy().view(np.uint32))

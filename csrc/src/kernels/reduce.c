@@ -404,7 +404,8 @@ __attribute__((target("avx2"))) static double sum_block_f32_avx2(const float *p,
 /* The maximum of a contiguous float32 row (of its negation for a minimum: the sign flips are
    exact) in 4 vector accumulators, with NaN tracked apart: any NaN gives NaN, as MAX_UPD_F. When
    the extremum is a zero, the row's first zero is returned, so a tie of -0.0 and 0.0 goes to the
-   earlier one, as in a sequential scan (and NumPy and PyTorch). n >= 1. */
+   earlier one, as in a sequential scan (IEEE leaves the choice open; NumPy's max keeps the later
+   one). n >= 1. */
 typedef float (*ext_row_f32_fn)(const float *p, int64_t n, int negate);
 
 static float first_zero(const float *p, int64_t n) {

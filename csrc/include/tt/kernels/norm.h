@@ -43,7 +43,8 @@ tt_status tt_batch_norm_backward(int dtype, int64_t n, int64_t c, int64_t s, uin
 
 /* Layer normalization of `rows` contiguous rows of `cols` values (cols >= 1 when rows > 0, else
    TT_ERR_INVALID_ARG): per row, mean and invstd = 1 / sqrt(var + eps) with the biased variance
-   (both summed in double, two-pass), then y = (x - mean) * invstd * weight + bias in the element
+   (two-pass; summed as the batch-norm sums are: lanes of the element type over blocks of 512,
+   the blocks in double), then y = (x - mean) * invstd * weight + bias in the element
    type, with weight and bias optional contiguous (cols,) vectors (1 and 0). save_mean and
    save_invstd (rows,) are optional outputs (the mean and invstd rounded to the dtype, which is
    what the backward takes). y must not overlap x. Rows are split across threads. Borrows
