@@ -1015,7 +1015,7 @@ def _fast_clamp_to_numbers(input: TensorImpl, low: Any, high: Any) -> Any:
     """``clamp`` of a dense tensor to Python numbers (checked, of the tensor's dtype), not
     recording: the ternary kernel's two steps, ``maximum`` with `low` into a new tensor and then
     ``minimum`` with `high` in place, each one C call, without the general path's broadcasting
-    (a 4-element clamp: 9.4 -> 3 us). None to take the general path."""
+    (a 4-element clamp: 9.4 -> 5.2 us). None to take the general path."""
     if low is None:
         return _fast_scalar("clamp_max", input, high, 0)
     result = _fast_scalar("clamp_min", input, low, 0)

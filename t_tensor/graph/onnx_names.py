@@ -150,7 +150,6 @@ class _Rewriter:
         return Node("BatchNormalization", inputs, [node.outputs[0]], {"epsilon": float(eps)}, node.name)
 
 
-
 def to_onnx_ops(graph: Graph) -> Graph:
     """A copy of ``graph`` with the ``tt.*`` nodes that have an exact ONNX equivalent rewritten
     (see the module docstring); it computes the same values."""

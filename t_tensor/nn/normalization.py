@@ -36,6 +36,7 @@ from t_tensor._capi import check, lib
 from t_tensor.autograd.function import FUNCTIONS
 from t_tensor.autograd.grad_mode import no_grad, wants_grad
 from t_tensor.nn import functional as F
+from t_tensor.nn.functional_core import _address
 
 __all__ = ["batch_norm", "group_norm"]
 
@@ -128,10 +129,6 @@ def _kernel_takes(input: Any, *channel_tensors: Any) -> bool:
     """Whether tt_batch_norm_forward / _backward take this call: a float32 or float64 input and
     contiguous per-channel tensors (checked to be of the input's dtype already)."""
     return input._dtype in _KERNEL_DTYPES and all(t is None or t.is_contiguous() for t in channel_tensors)
-
-
-def _address(t: Any) -> int:
-    return 0 if t is None else t.data_ptr()
 
 
 def _ncs(shape: tuple[int, ...]) -> tuple[int, int, int]:

@@ -623,22 +623,23 @@ static double pairwise_sum_f32(sum_block_f32_fn block, const float *p, int64_t n
             OP##_UPD_F(lane[k], v, 0, param);                                       \
         }                                                                           \
     }
-/* Which extremum ops take ext_row_f32 for a contiguous float32 row: 1 max, -1 min (the kernel
-   maximizes the negation), 0 none. */
-#define EXT_F32_MAX 1
-#define EXT_F32_MIN (-1)
-#define EXT_F32_NORM_LINF 0
-#define EXT_F32_NORM_LNEGINF 0
+/* The extremum ops that are a plain max (1) or min (-1) of the values, rather than of their
+   magnitudes (0: the norms): they take ext_row_f32 for a contiguous float32 row (a min maximizes
+   the negation), and every path returns a row's first zero when the extremum is zero. */
+#define EXT_KIND_MAX 1
+#define EXT_KIND_MIN (-1)
+#define EXT_KIND_NORM_LINF 0
+#define EXT_KIND_NORM_LNEGINF 0
 #define EXTF_ROW_F(OP, name, T, LD)                                                                 \
     static void row_##OP##_##name(void *acc, const char *p, int64_t n, int64_t s, int64_t base,     \
                                   double param) {                                                  \
         (void)base;                                                                                \
         (void)param;                                                                               \
-        if (EXT_F32_##OP != 0 && n > 0 && __builtin_types_compatible_p(T, float) && s == (int64_t)sizeof(T)) { \
+        if (EXT_KIND_##OP != 0 && n > 0 && __builtin_types_compatible_p(T, float) && s == (int64_t)sizeof(T)) { \
             const ext_row_f32_fn ext = ext_row_f32();                                              \
             if (ext != NULL) {                                                                     \
                 double a = *(double *)acc;                                                         \
-                const double row = ext((const float *)(const void *)p, n, EXT_F32_##OP < 0);       \
+                const double row = ext((const float *)(const void *)p, n, EXT_KIND_##OP < 0);       \
                 OP##_FOLD_F(a, row, 0, param); /* a macro: it reads `row` more than once */        \
                 *(double *)acc = a;                                                                \
                 return;                                                                            \
@@ -663,7 +664,7 @@ static double pairwise_sum_f32(sum_block_f32_fn block, const float *p, int64_t n
         for (; i < n; i++) {                                                                       \
             OP##_UPD_F(r, (double)LD(T, p + i * s), 0, param);                                     \
         }                                                                                          \
-        if (EXT_F32_##OP != 0 && r == 0) { /* a max/min of zero: the row's first zero, as       \
+        if (EXT_KIND_##OP != 0 && r == 0) { /* a max/min of zero: the row's first zero, as       \
                                               ext_row_f32 (the lanes' order would decide) */      \
             for (int64_t z = 0; z < n; z++) {                                                      \
                 const double v = (double)LD(T, p + z * s);                                        \
