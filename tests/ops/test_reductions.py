@@ -501,7 +501,7 @@ def test_long_row_sum_is_pairwise_accurate():
     assert abs(tt.tensor(data).sum().item() - exact) / exact < 1e-6
 
 
-# The float32 row sums of every SIMD path (AVX-512, AVX2, generic C): lengths around the lane
+# The float32 row sums (and 2-norms) of every SIMD path (AVX-512, AVX2, generic C): lengths around the lane
 # count (64) and the block (2048), starts off the 64-byte alignment, values away from zero so that
 # the error bound is tight. Each path runs in its own process: TT_GENERIC_KERNELS is read once.
 SUM_PATHS_SCRIPT = """
@@ -518,6 +518,14 @@ for n in (1, 15, 63, 64, 65, 2047, 2048, 2049, 4113, 100_003, 1 << 20):
         assert abs(got - exact) <= bound, (n, start, got, exact, bound)
         mean = tt.tensor(data)[start:start + n].mean().item()
         assert abs(mean - exact / n) <= bound / n + abs(exact / n) * 2.0**-24, (n, start, mean)
+        # the 2-norm squares and sums in double on every path: the float32 result is the rounded
+        # exact norm to within one rounding, also for values whose float square would overflow
+        for scale in (1.0, 3e19, 1e-25):
+            scaled = (row.astype(np.float64) * scale).astype(np.float32)
+            wide = scaled.astype(np.float64)
+            want = np.float32(np.sqrt((wide * wide).sum()))
+            got = tt.tensor(scaled).norm().item()
+            assert abs(got - want) <= 2 * np.spacing(want), (n, start, scale, got, want)
 print("ok")
 """
 
