@@ -501,7 +501,7 @@ def test_long_row_sum_is_pairwise_accurate():
     assert abs(tt.tensor(data).sum().item() - exact) / exact < 1e-6
 
 
-# The float32 row sums (and 2-norms) of every SIMD path (AVX-512, AVX2, generic C): lengths around the lane
+# The float32 row sums (and 2-norms, variances) of every SIMD path (AVX-512, AVX2, generic C): lengths around the lane
 # count (64) and the block (2048), starts off the 64-byte alignment, values away from zero so that
 # the error bound is tight. Each path runs in its own process: TT_GENERIC_KERNELS is read once.
 SUM_PATHS_SCRIPT = """
@@ -526,6 +526,14 @@ for n in (1, 15, 63, 64, 65, 2047, 2048, 2049, 4113, 100_003, 1 << 20):
             want = np.float32(np.sqrt((wide * wide).sum()))
             got = tt.tensor(scaled).norm().item()
             assert abs(got - want) <= 2 * np.spacing(want), (n, start, scale, got, want)
+        # the variance's two passes run in double too: within two roundings of the exact one, also
+        # for values far from zero (a float mean's error would reach the variance squared)
+        if n > 1:
+            for offset in (0.0, 1e4):
+                shifted = (row.astype(np.float64) * 1e-3 + offset).astype(np.float32)
+                want = np.float32(np.var(shifted.astype(np.float64), ddof=1))
+                got = tt.tensor(shifted).var().item()
+                assert abs(got - want) <= 2 * np.spacing(want), (n, start, offset, got, want)
 print("ok")
 """
 
