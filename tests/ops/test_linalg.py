@@ -1049,3 +1049,24 @@ def test_gemm_small_path_bit_identical_to_packed_path(mnk, layouts):
         tt.set_num_threads(before)
     _gemm_check(tt.from_numpy(small), a, b, np.float32)
     np.testing.assert_array_equal(small.view(np.uint32), packed.view(np.uint32))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("mkn", [(0, 3, 4), (3, 0, 4), (3, 4, 0), (1, 1, 1), (5, 7, 3), (64, 10, 64)])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_two_matrices_straight_to_the_kernel(dtype, mkn, layout):
+    """Two float matrices of one dtype with nothing to record skip matmul's general rules: the
+    same values as NumPy for empty products and sums (zeros), and operands read through their
+    strides."""
+    m, k, n = mkn
+    rng = np.random.default_rng(m * 100 + k * 10 + n)
+    a, b = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
+    if layout == "transposed":
+        ta, tb = tt.tensor(np.ascontiguousarray(a.T)).T, tt.tensor(np.ascontiguousarray(b.T)).T
+    elif layout == "sliced":
+        ta, tb = tt.tensor(np.repeat(a, 2, axis=1))[:, ::2], tt.tensor(np.repeat(b, 2, axis=1))[:, ::2]
+    else:
+        ta, tb = tt.tensor(a), tt.tensor(b)
+    got = (ta @ tb).numpy()
+    assert got.shape == (m, n) and got.dtype == dtype
+    np.testing.assert_allclose(got, a @ b, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
