@@ -736,8 +736,8 @@ def _traced_layer_norm(b: Builder, node: Node, xs: list[Any], outs: list[Any]) -
         return None
     if cols == 0 or not (x.is_contiguous() and out.is_contiguous()) or out._overlaps(x):
         return None
-    for t in (weight, bias):
-        if t is not None and not (_is_tensor(t) and t._dtype is x._dtype and t.is_contiguous()):
+    for t in (weight, bias):  # the kernel reads `cols` contiguous values of each
+        if t is not None and not (_is_tensor(t) and t._dtype is x._dtype and t.is_contiguous() and t.numel() == cols):
             return None
     return [(lib.tt_layer_norm_forward, (x._dtype.code, x.numel() // cols, cols, x.data_ptr(), float(eps),
                                          0 if weight is None else weight.data_ptr(),

@@ -538,17 +538,22 @@ print("ok")
 """
 
 
-@pytest.mark.parametrize("setting", ["0", "avx2", "1"])
-def test_float32_sum_is_accurate_on_every_simd_path(setting):
+def _run_on_kernel_path(script: str, setting: str) -> None:
+    """Run `script` in a fresh process with TT_GENERIC_KERNELS=`setting` (read once, at first
+    use: "0" the widest SIMD path, "avx2", "1" plain C); it must print "ok"."""
     import os
     import subprocess
     import sys
 
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, TT_GENERIC_KERNELS=setting, PYTHONPATH=root)
-    done = subprocess.run([sys.executable, "-c", SUM_PATHS_SCRIPT], env=env, capture_output=True, text=True,
-                          cwd=root)
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, cwd=root)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+@pytest.mark.parametrize("setting", ["0", "avx2", "1"])
+def test_float32_sum_is_accurate_on_every_simd_path(setting):
+    _run_on_kernel_path(SUM_PATHS_SCRIPT, setting)
 
 
 # The float32 row extrema of every SIMD path: max and min (and amax/amin) of contiguous rows of
@@ -593,15 +598,7 @@ print("ok")
 
 @pytest.mark.parametrize("setting", ["0", "avx2", "1"])
 def test_float32_extrema_on_every_simd_path(setting):
-    import os
-    import subprocess
-    import sys
-
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ, TT_GENERIC_KERNELS=setting, PYTHONPATH=root)
-    done = subprocess.run([sys.executable, "-c", EXTREMA_PATHS_SCRIPT], env=env, capture_output=True, text=True,
-                          cwd=root)
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+    _run_on_kernel_path(EXTREMA_PATHS_SCRIPT, setting)
 
 
 def test_integer_sum_wraps_like_torch():

@@ -488,66 +488,20 @@ __attribute__((target("avx2"))) static float ext_row_f32_avx2(const float *p, in
 }
 #endif
 
+/* This CPU's build of one of the float32 row kernels below: NAME_avx512 where the CPU has
+   AVX-512F, else NAME_avx2 where it has AVX2 (TT_GENERIC_KERNELS can rule either out), else NULL
+   and the caller's generic C applies. */
+#if TT_HAVE_X86
+#define F32_KERNEL(NAME) (tt_cpu_use_avx512f() ? NAME##_avx512 : tt_cpu_use_avx2() ? NAME##_avx2 : NULL)
+#else
+#define F32_KERNEL(NAME) NULL
+#endif
+
 /* This CPU's extremum row kernel, or NULL where only the generic row applies. */
-static ext_row_f32_fn ext_row_f32(void) {
-#if TT_HAVE_X86
-    if (tt_cpu_use_avx512f()) {
-        return ext_row_f32_avx512;
-    }
-    if (tt_cpu_use_avx2()) {
-        return ext_row_f32_avx2;
-    }
-#endif
-    return NULL;
-}
-
-/* The sum of squares of a float32 block, squared and summed in double (a float square overflows
-   past 1.8e19, as NORM_L2_TR_F notes): 4 vector accumulators of doubles. For the 2-norm: the
-   16 double lanes of the generic row compile to SSE2 pairs, half the speed of a plain sum. */
-#if TT_HAVE_X86
-__attribute__((target("avx512f"))) static double sumsq_block_f32_avx512(const float *p, int64_t n) {
-    __m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        const __m512 v0 = _mm512_loadu_ps(p + i), v1 = _mm512_loadu_ps(p + i + 16);
-        const __m512d d0 = _mm512_cvtps_pd(_mm512_castps512_ps256(v0)), d1 = _mm512_cvtps_pd(high_f32x8(v0));
-        const __m512d d2 = _mm512_cvtps_pd(_mm512_castps512_ps256(v1)), d3 = _mm512_cvtps_pd(high_f32x8(v1));
-        a0 = _mm512_fmadd_pd(d0, d0, a0);
-        a1 = _mm512_fmadd_pd(d1, d1, a1);
-        a2 = _mm512_fmadd_pd(d2, d2, a2);
-        a3 = _mm512_fmadd_pd(d3, d3, a3);
-    }
-    double tail = 0;
-    for (; i < n; i++) {
-        tail += (double)p[i] * (double)p[i];
-    }
-    return _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(a0, a1), _mm512_add_pd(a2, a3))) + tail;
-}
-
-__attribute__((target("avx2"))) static double sumsq_block_f32_avx2(const float *p, int64_t n) {
-    __m256d a[4];
-    for (int k = 0; k < 4; k++) {
-        a[k] = _mm256_setzero_pd();
-    }
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        for (int k = 0; k < 4; k++) {
-            const __m256d d = _mm256_cvtps_pd(_mm_loadu_ps(p + i + 4 * k));
-            a[k] = _mm256_add_pd(a[k], _mm256_mul_pd(d, d));
-        }
-    }
-    double tail = 0;
-    for (; i < n; i++) {
-        tail += (double)p[i] * (double)p[i];
-    }
-    const __m256d t = _mm256_add_pd(_mm256_add_pd(a[0], a[1]), _mm256_add_pd(a[2], a[3]));
-    const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(t), _mm256_extractf128_pd(t, 1));
-    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h))) + tail;
-}
-#endif
+static ext_row_f32_fn ext_row_f32(void) { return F32_KERNEL(ext_row_f32); }
 
 /* The sum over a float32 row of (x - center)^2 (square != 0) or of x (square == 0, center 0), in
-   double vector registers: a variance's two passes. Each of the 32 double lanes adds n / 32
+   double vector registers: a variance's two passes, and a 2-norm's sum of squares (center 0). Each of the 32 double lanes adds n / 32
    terms, so the mean is as exact as a double sum (a float-lane sum's error would reach the
    variance squared: 5e-5 relative for data of 1e4 +- 1e-3, against 4e-8 this way). */
 typedef double (*sqdev_f32_fn)(const float *p, int64_t n, double center, int square);
@@ -608,43 +562,10 @@ __attribute__((target("avx2"))) static double sqdev_f32_avx2(const float *p, int
 }
 #endif
 
-static sqdev_f32_fn sqdev_f32(void) {
-#if TT_HAVE_X86
-    if (tt_cpu_use_avx512f()) {
-        return sqdev_f32_avx512;
-    }
-    if (tt_cpu_use_avx2()) {
-        return sqdev_f32_avx2;
-    }
-#endif
-    return NULL;
-}
-
-/* This CPU's sum-of-squares block kernel, or NULL (the generic row applies). */
-static sum_block_f32_fn sumsq_block_f32(void) {
-#if TT_HAVE_X86
-    if (tt_cpu_use_avx512f()) {
-        return sumsq_block_f32_avx512;
-    }
-    if (tt_cpu_use_avx2()) {
-        return sumsq_block_f32_avx2;
-    }
-#endif
-    return NULL;
-}
+static sqdev_f32_fn sqdev_f32(void) { return F32_KERNEL(sqdev_f32); }
 
 /* This CPU's block kernel, or NULL where only the 16-lane code above applies. */
-static sum_block_f32_fn sum_block_f32(void) {
-#if TT_HAVE_X86
-    if (tt_cpu_use_avx512f()) {
-        return sum_block_f32_avx512;
-    }
-    if (tt_cpu_use_avx2()) {
-        return sum_block_f32_avx2;
-    }
-#endif
-    return NULL;
-}
+static sum_block_f32_fn sum_block_f32(void) { return F32_KERNEL(sum_block_f32); }
 
 static double pairwise_sum_f32(sum_block_f32_fn block, const float *p, int64_t n) {
     if (n <= SUM_F32_BLOCK_N) {
@@ -704,11 +625,20 @@ static double pairwise_sum_f32(sum_block_f32_fn block, const float *p, int64_t n
     static void row_##OP##_##name(void *acc, const char *p, int64_t n, int64_t s, int64_t base, \
                                   double param) {                                              \
         (void)base;                                                                            \
-        if ((OP##_PLAIN || OP##_SQUARES) && __builtin_types_compatible_p(T, float) &&           \
-            s == (int64_t)sizeof(T)) {                                                         \
-            const sum_block_f32_fn block = OP##_PLAIN ? sum_block_f32() : sumsq_block_f32();   \
+        if (OP##_PLAIN && __builtin_types_compatible_p(T, float) && s == (int64_t)sizeof(T)) {  \
+            const sum_block_f32_fn block = sum_block_f32();                                    \
             if (block != NULL) {                                                               \
                 *(double *)acc += pairwise_sum_f32(block, (const float *)p, n);                \
+                return;                                                                        \
+            }                                                                                  \
+        }                                                                                      \
+        if (OP##_SQUARES && __builtin_types_compatible_p(T, float) && s == (int64_t)sizeof(T)) { \
+            /* squared and summed in double (a float square overflows past 1.8e19, as          \
+               NORM_L2_TR_F notes) in vector registers: the 16 double lanes below compile to    \
+               SSE2 pairs, half the speed of a plain sum */                                     \
+            const sqdev_f32_fn dev = sqdev_f32();                                              \
+            if (dev != NULL) {                                                                 \
+                *(double *)acc += dev((const float *)(const void *)p, n, 0.0, 1);              \
                 return;                                                                        \
             }                                                                                  \
         }                                                                                      \
