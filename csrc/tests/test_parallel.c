@@ -93,6 +93,22 @@ static void worker_fn(int64_t begin, int64_t end, void *arg) {
     nanosleep(&pause, NULL);
 }
 
+/* Records the first chunk each thread ran: the caller's and one worker's. */
+typedef struct first_chunk_probe {
+    pthread_t caller;
+    atomic_llong caller_first, worker_first;   /* -1 until set */
+} first_chunk_probe;
+
+static void first_chunk_fn(int64_t begin, int64_t end, void *arg) {
+    first_chunk_probe *fp = arg;
+    (void)end;
+    long long unset = -1;
+    atomic_llong *first = pthread_equal(pthread_self(), fp->caller) ? &fp->caller_first : &fp->worker_first;
+    atomic_compare_exchange_strong(first, &unset, (long long)begin);
+    struct timespec pause = {0, 1000000};    /* 1 ms */
+    nanosleep(&pause, NULL);
+}
+
 static atomic_int stop_changing = 0;
 
 static void *change_threads(void *arg) {
@@ -151,6 +167,18 @@ static void test_pool(void) {
         on_worker = atomic_load(&wp.elsewhere) > 0;
     }
     CHECK(on_worker, "no chunk ever ran on a pool worker");
+    /* Each thread starts on its own run of chunks (Note [Thread pool invariants]): on 2 threads, 8
+       items in 8 chunks, the caller's run is [0, 4) and the worker's [4, 8). Either may steal
+       from the other once its own run is done, so only the first chunk each ran is fixed; a
+       worker that wakes after the caller finished everything runs nothing, hence the retries. */
+    tt_set_num_threads(2);
+    int own_runs = 0;
+    for (int attempt = 0; attempt < 50 && !own_runs; attempt++) {
+        first_chunk_probe fp = {pthread_self(), -1, -1};
+        tt_parallel_for(8, 1, first_chunk_fn, &fp);
+        own_runs = atomic_load(&fp.caller_first) == 0 && atomic_load(&fp.worker_first) == 4;
+    }
+    CHECK(own_runs, "the caller and the worker did not start on their own runs of chunks");
     /* Several callers and a thread changing the count meanwhile. */
     enum { CALLERS = 4 };
     pthread_t changer, callers[CALLERS];
