@@ -293,6 +293,7 @@ _FAST_UNARY = {
 _prod = _math.prod
 _binary_new = lib.tt_binary_new
 _binary_scalar_new = lib.tt_binary_scalar_new
+_clamp_scalars_new = lib.tt_clamp_scalars_new
 _binary_contiguous = lib.tt_binary_contiguous
 _binary_strided_new = lib.tt_binary_strided_new
 _contiguous_strides = S.contiguous_strides_of_valid_shape
@@ -1013,15 +1014,22 @@ def clamp(input: Any, min: Any = None, max: Any = None, *, out: Any = None) -> A
 
 def _fast_clamp_to_numbers(input: TensorImpl, low: Any, high: Any) -> Any:
     """``clamp`` of a dense tensor to Python numbers (checked, of the tensor's dtype), not
-    recording: the ternary kernel's two steps, ``maximum`` with `low` into a new tensor and then
-    ``minimum`` with `high` in place, each one C call, without the general path's broadcasting
-    (a 4-element clamp: 9.4 -> 5.2 us). None to take the general path."""
+    recording, in one C call without the general path's broadcasting: the scalar kernel of
+    ``maximum`` or ``minimum`` for one bound, the ternary kernel with both bounds broadcast for
+    two (one pass: a (256, 512) float32 clamp went from 27 to 12 us, a 4-element one from 9.4 to
+    4.5). None to take the general path."""
     if low is None:
         return _fast_scalar("clamp_max", input, high, 0)
-    result = _fast_scalar("clamp_min", input, low, 0)
-    if result is None or high is None:
-        return result
-    return _fast_inplace("clamp_max", result, high)
+    if high is None:
+        return _fast_scalar("clamp_min", input, low, 0)
+    dtype = input._dtype
+    bounds = _scalar_entry("clamp_min", dtype, low), _scalar_entry("clamp_max", dtype, high)
+    if None in bounds or (input._ag is not None and _GRAD.enabled) or not (input._dense or input._is_dense()):
+        return None
+    (_, low_is_int, low_int, low_float), (_, high_is_int, high_int, high_float) = bounds
+    ptr = _clamp_scalars_new(_prod(input._shape), input._storage._data + input._offset * dtype.itemsize,
+                             low_int, low_float, low_is_int, high_int, high_float, high_is_int, dtype.code)
+    return wrap_new(type(input), ptr, input._shape, input._strides, dtype) if ptr else None
 
 
 clip = clamp

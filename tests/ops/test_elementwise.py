@@ -1428,11 +1428,13 @@ def test_pow_errors_name_pow(call):
 
 
 @pytest.mark.parametrize("dtype", [tt.float32, tt.float64, tt.int32, tt.uint8], ids=_dtype_id)
-@pytest.mark.parametrize("bounds", [(-0.0, 0.5), (0.0, -0.0), (1, 3), (2.5, float("nan")), (float("nan"), 1), (3, 1)])
-def test_clamp_to_numbers_one_pass_and_two_agree(dtype, bounds):
-    """A dense tensor clamped to two numbers takes two scalar kernels (maximum, then minimum in
-    place); a transposed one takes the ternary kernel. Same bits, signed zeros and NaN included,
-    and both as torch."""
+@pytest.mark.parametrize(
+    "bounds", [(-0.0, 0.5), (0.0, -0.0), (1, 3), (2.5, float("nan")), (float("nan"), 1), (3, 1), (-1, 2.5), (0.5, 2)]
+)
+def test_clamp_to_numbers_fast_call_and_general_path_agree(dtype, bounds):
+    """A dense tensor clamped to two numbers takes one C call (tt_clamp_scalars_new: both bounds
+    converted to its dtype, each an int or a float); a transposed one takes the general ternary
+    path. Same bits, signed zeros and NaN included, and both as torch."""
     values = np.array([-0.0, 0.0, np.nan, -np.inf, np.inf, 0.25, 2.0, 7.0, -3.0, 1.0, 3.0, 0.5], np.float64)
     if not dtype.is_floating_point:
         values = np.nan_to_num(values, posinf=9, neginf=0).clip(0, 9)

@@ -33,11 +33,15 @@ DEFINE_CPU_SWITCH(tt_cpu_use_avx2, 1, (__builtin_cpu_init(), __builtin_cpu_suppo
 DEFINE_CPU_SWITCH(tt_cpu_use_avx2_fma, 1,
                   (__builtin_cpu_init(), __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")))
 DEFINE_CPU_SWITCH(tt_cpu_use_avx512f, 2, (__builtin_cpu_init(), __builtin_cpu_supports("avx512f")))
+DEFINE_CPU_SWITCH(tt_cpu_use_avx512_core, 2,
+                  (__builtin_cpu_init(), __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                                             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")))
 DEFINE_CPU_SWITCH(tt_cpu_use_f16c, 1,
                   (__builtin_cpu_init(), __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx")))
 #else
 int tt_cpu_use_avx2(void) { return 0; }
 int tt_cpu_use_avx2_fma(void) { return 0; }
 int tt_cpu_use_avx512f(void) { return 0; }
+int tt_cpu_use_avx512_core(void) { return 0; }
 int tt_cpu_use_f16c(void) { return 0; }
 #endif

@@ -19,6 +19,7 @@
 int tt_cpu_use_avx2(void);        /* AVX2 */
 int tt_cpu_use_avx2_fma(void);    /* AVX2 and FMA */
 int tt_cpu_use_avx512f(void);     /* AVX-512 Foundation */
+int tt_cpu_use_avx512_core(void); /* AVX-512 F, BW, DQ and VL (every AVX-512 CPU since Skylake-SP) */
 int tt_cpu_use_f16c(void);        /* F16C and AVX (float16 <-> float32 conversions) */
 
 #endif /* TT_KERNELS_CPU_FEATURES_H */

@@ -89,17 +89,21 @@ tt_storage *tt_binary_strided_new(int op, int ndim, const int64_t *shape, uintpt
                                  out_strides, dtype));
 }
 
+/* A Python number (the int64 s_int when is_int != 0, else the double s_float) in `dtype`,
+   converted by the copy kernel (a 0-d copy) into *slot, 8 bytes that hold every dtype. */
+static tt_status convert_scalar(int64_t s_int, double s_float, int is_int, int dtype, uint64_t *slot) {
+    *slot = 0;
+    uintptr_t source = is_int ? (uintptr_t)&s_int : (uintptr_t)&s_float;
+    return tt_copy_strided(0, NULL, source, NULL, is_int ? TT_INT64 : TT_FLOAT64, (uintptr_t)slot, NULL, dtype);
+}
+
 tt_status tt_binary_scalar_contiguous(int op, int64_t n, uintptr_t a, int64_t s_int, double s_float, int is_int,
                                       int scalar_first, uintptr_t out, int dtype) {
     if (dtype < 0 || dtype >= TT_NUM_DTYPES) {
         return TT_ERR_UNSUPPORTED_DTYPE;
     }
-    /* The scalar in `dtype`, converted by the copy kernel (0-d copy), in an 8-byte aligned slot
-       that holds every dtype. */
-    uint64_t converted = 0;
-    uintptr_t source = is_int ? (uintptr_t)&s_int : (uintptr_t)&s_float;
-    tt_status status =
-        tt_copy_strided(0, NULL, source, NULL, is_int ? TT_INT64 : TT_FLOAT64, (uintptr_t)&converted, NULL, dtype);
+    uint64_t converted;
+    tt_status status = convert_scalar(s_int, s_float, is_int, dtype, &converted);
     if (status != TT_OK) {
         return status;
     }
@@ -122,6 +126,27 @@ tt_storage *tt_binary_scalar_new(int op, int64_t n, uintptr_t a, int64_t s_int, 
     }
     return finish(out, tt_binary_scalar_contiguous(op, n, a, s_int, s_float, is_int, scalar_first,
                                                    tt_storage_data_address(out), dtype));
+}
+
+tt_storage *tt_clamp_scalars_new(int64_t n, uintptr_t a, int64_t low_int, double low_float, int low_is_int,
+                                 int64_t high_int, double high_float, int high_is_int, int dtype) {
+    if (dtype < 0 || dtype >= TT_NUM_DTYPES) {
+        return NULL;
+    }
+    uint64_t low, high;
+    if (convert_scalar(low_int, low_float, low_is_int, dtype, &low) != TT_OK ||
+        convert_scalar(high_int, high_float, high_is_int, dtype, &high) != TT_OK) {
+        return NULL;
+    }
+    tt_storage *out = new_output(n, dtype);
+    if (out == NULL) {
+        return NULL;
+    }
+    const int64_t shape[1] = {n};
+    const int64_t stride[1] = {1};
+    const int64_t broadcast[1] = {0};
+    return finish(out, tt_ternary(TT_CLAMP, 1, shape, a, stride, (uintptr_t)&low, broadcast, (uintptr_t)&high,
+                                  broadcast, tt_storage_data_address(out), stride, dtype));
 }
 
 tt_storage *tt_reduce_new(int op, int64_t outer, int64_t size, int64_t inner, uintptr_t x, int dtype, int out_dtype,

@@ -1,7 +1,7 @@
 /*
  * dtype_list.h: how kernels load and store an element of each dtype, and the X-macro lists that
  * generate one function per dtype. Shared by the kernel files whose loops are written over these
- * lists (elementwise.c, index.c; reduce.c uses the loads and stores with a list of its own shape).
+ * lists (elementwise_rows.h, index.c; reduce.c uses the loads and stores with a list of its own shape).
  *
  * A list entry is (name, storage type, compute type, load, store, kind, code):
  *   B  bool      stored as uint8, loaded as 0/1 ints

@@ -17,7 +17,7 @@
  * takes at most TT_ITER_MAX_OPERANDS (4) operands and a fused group easily has more inputs.
  *
  * Types. float32 computes in float, float64 in double, with the same expressions as
- * elementwise.c (<tgmath.h> picks expf or exp by type); float32 exp, log, tanh, sigmoid, erf,
+ * elementwise_rows.h (<tgmath.h> picks expf or exp by type); float32 exp, log, tanh, sigmoid, erf,
  * gelu and silu call the vectorized functions of vmath.c, as tt_unary does, so a fused chain gives
  * the same values as the chain of unfused ops.
  *

@@ -28,6 +28,13 @@ tt_storage *tt_binary_new(int op, int64_t n, uintptr_t a, uintptr_t b, int dtype
 tt_storage *tt_binary_scalar_new(int op, int64_t n, uintptr_t a, int64_t s_int, double s_float, int is_int,
                                  int scalar_first, int dtype, int out_dtype);
 
+/* out[i] = clamp(a[i], low, high) for i < n, as tt_ternary's CLAMP: min(max(a[i], low), high);
+   a is contiguous, of `dtype`, and so is the output. Each bound is a number given as in
+   tt_binary_scalar_new (the int64 *_int when *_is_int != 0, else the double *_float) and
+   converted to `dtype` the same way. One pass where maximum then minimum would be two. Borrows a. */
+tt_storage *tt_clamp_scalars_new(int64_t n, uintptr_t a, int64_t low_int, double low_float, int low_is_int,
+                                 int64_t high_int, double high_float, int high_is_int, int dtype);
+
 /* out = op(a, b) over `shape` (ndim dims), a and b of `dtype` read through their strides (in
    elements; 0 for a broadcast dim), into a fresh row-major storage of `out_dtype`: broadcasting,
    transposed and sliced operands in one call. Borrows everything. */

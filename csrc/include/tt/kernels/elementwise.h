@@ -8,7 +8,7 @@
 /* Operations of one input. Output dtype = input dtype, except the predicates (LOGICAL_NOT,
    ISNAN, ISINF, ISFINITE, SIGNBIT), whose output is bool. GELU is the exact (erf) form, GELU_TANH
    PyTorch's tanh approximation; SILU is x * sigmoid(x); EXP2 is 2 ** x. Which dtypes each op takes is listed in
-   csrc/src/kernels/elementwise.c; another dtype gives TT_ERR_UNSUPPORTED_DTYPE. */
+   csrc/src/kernels/elementwise_rows.h; another dtype gives TT_ERR_UNSUPPORTED_DTYPE. */
 typedef enum tt_unary_op {
     TT_NEG, TT_ABS, TT_SIGN, TT_SQUARE, TT_RELU,
     TT_EXP, TT_EXPM1, TT_LOG, TT_LOG1P, TT_LOG2, TT_LOG10, TT_SQRT, TT_RSQRT, TT_RECIPROCAL,
@@ -34,6 +34,11 @@ typedef enum tt_binary_op {
     TT_EQ, TT_NE, TT_LT, TT_LE, TT_GT, TT_GE, TT_LOGICAL_AND, TT_LOGICAL_OR, TT_LOGICAL_XOR,
     TT_NUM_BINARY_OPS
 } tt_binary_op;
+
+/* Which build of the row functions the kernels below run: "avx512", "avx2" or "baseline" (the
+   widest this CPU has, capped by TT_GENERIC_KERNELS when first asked). A static string: the
+   caller does not free it. */
+const char *tt_elementwise_kernel_name(void);
 
 /* out[i] = op(x[i]) over `shape`; x is of `dtype`. Addresses are of element (0, ..., 0); strides
    in elements (0 in x broadcasts). out must not partially overlap x (out == x, same strides, is

@@ -1,0 +1,602 @@
+/*
+ * elementwise_rows.h: the row functions of the unary, binary and ternary elementwise kernels, for
+ * every dtype where the op makes sense, and their tables.
+ *
+ * A template, not a header: elementwise.c includes it to compile the rows for the baseline
+ * instruction set, elementwise_avx2.c and elementwise_avx512.c include it under their target
+ * pragmas (see elementwise.c for why and how one is picked). Before including it, a file defines
+ * EW_TABLES, the name its tables are exported under; every row function is static to that file.
+ *
+ * The rows are looked up in tables indexed [op][dtype]. Adding an op is three lines: an
+ * expression per dtype kind, a DEFINE line that generates its row functions, and a table line
+ * that registers them.
+ *
+ * Dtype kinds and how their values are computed:
+ *   B  bool      loaded as 0/1 ints
+ *   I  integers  computed in int64 and stored back with wrap-around (as PyTorch: int8 127 + 1 is
+ *                -128); signed overflow is avoided by doing + - * in uint64
+ *   F  floats    float32 in float, float64 in double, float16 loaded to float and rounded back;
+ *                <tgmath.h> picks expf or exp by the argument's type
+ * Semantics follow PyTorch: floor_divide and remainder round toward negative infinity (the
+ * remainder takes the divisor's sign), maximum/minimum/relu/clamp propagate NaN, round is half to
+ * even.
+ *
+ * Four entry families share the tables' machinery: tt_unary and tt_binary, their "_param" twins
+ * (ops that take one or two double parameters, such as softplus's beta; they reach the row
+ * function through its context) and tt_ternary (where, clamp, lerp: four operands on tt_iter).
+ */
+#include <stdint.h>
+#include <tgmath.h>
+
+#include "dtype_list.h"
+#include "elementwise_internal.h"
+#include "tt/kernels/elementwise.h"
+#include "vmath.h"
+
+/* ------------------------------------------------------------------ integer helpers */
+
+static inline int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int64_t wrap_sub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+static inline int64_t wrap_mul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+
+static inline int64_t int_floor_divide(int64_t a, int64_t b, tt_status *error) {
+    if (b == 0) {
+        *error = TT_ERR_ZERO_DIVISION;
+        return 0;
+    }
+    if (b == -1) {
+        return wrap_sub(0, a);                   /* INT64_MIN / -1 would trap */
+    }
+    int64_t quotient = a / b;                    /* C truncates toward zero ... */
+    if ((a % b != 0) && ((a < 0) != (b < 0))) {
+        quotient--;                              /* ... floor division rounds down */
+    }
+    return quotient;
+}
+
+/* C's % (truncated: the remainder takes the dividend's sign), as PyTorch's fmod of integers. */
+static inline int64_t int_fmod(int64_t a, int64_t b, tt_status *error) {
+    if (b == 0) {
+        *error = TT_ERR_ZERO_DIVISION;
+        return 0;
+    }
+    return b == -1 ? 0 : a % b;                  /* INT64_MIN % -1 would trap */
+}
+
+/* PyTorch's shifts: amounts outside [0, 63] shift everything out. The value is shifted in int64
+   and stored back with wrap-around, which gives the narrower dtypes their own widths for free. */
+static inline int64_t shift_left(int64_t a, int64_t amount) {
+    return (amount < 0 || amount >= 64) ? 0 : (int64_t)((uint64_t)a << amount);
+}
+
+static inline int64_t shift_right(int64_t a, int64_t amount) {
+    if (amount < 0 || amount >= 64) {
+        return a < 0 ? -1 : 0;
+    }
+    return a < 0 ? ~(~a >> amount) : a >> amount;  /* sign fill without relying on >> of negatives */
+}
+
+static inline int64_t int_remainder(int64_t a, int64_t b, tt_status *error) {
+    if (b == 0) {
+        *error = TT_ERR_ZERO_DIVISION;
+        return 0;
+    }
+    if (b == -1) {
+        return 0;
+    }
+    int64_t r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+/* An integer to a negative power truncates toward zero, as PyTorch computes it for integer
+   exponent tensors: 1 stays 1, -1 alternates, every other base gives 0. (PyTorch refuses a
+   negative Python-scalar exponent outright; that check lives in Python.) */
+static inline int64_t int_pow(int64_t base, int64_t exponent) {
+    if (exponent < 0) {
+        if (base == 1) {
+            return 1;
+        }
+        if (base == -1) {
+            return (exponent & 1) ? -1 : 1;
+        }
+        return 0;
+    }
+    uint64_t result = 1, factor = (uint64_t)base;   /* square-and-multiply, wrapping */
+    while (exponent > 0) {
+        if (exponent & 1) {
+            result *= factor;
+        }
+        factor *= factor;
+        exponent >>= 1;
+    }
+    return (int64_t)result;
+}
+
+/* ------------------------------------------------------------------ float helpers */
+
+/* Python's (and PyTorch's) floor division of floats: the floor of the exact quotient, computed
+   from fmod so that a == b * q + r holds as closely as floating point allows. */
+#define DEFINE_FLOAT_FLOOR_DIVIDE(CT)                                         \
+    static inline CT floor_divide_##CT(CT a, CT b) {                          \
+        if (b == 0) {                                                         \
+            return a / b;                                                     \
+        }                                                                     \
+        CT mod = fmod(a, b);                                                  \
+        CT div = (a - mod) / b;                                               \
+        if (mod != 0 && ((b < 0) != (mod < 0))) {                             \
+            div -= 1;                                                         \
+        }                                                                     \
+        if (div == 0) {                                                       \
+            return copysign((CT)0, a / b);                                    \
+        }                                                                     \
+        CT floored = floor(div);                                              \
+        return (div - floored > (CT)0.5) ? floored + 1 : floored;             \
+    }                                                                         \
+    static inline CT remainder_##CT(CT a, CT b) {                             \
+        CT mod = fmod(a, b);                                                  \
+        return (mod != 0 && ((b < 0) != (mod < 0))) ? mod + b : mod;          \
+    }                                                                         \
+    /* NaN in either gives NaN (a first): a NaN `a` passes `a != a`, a NaN `b` fails `a > b`. One \
+       select of two compares, not branches, so loops over it vectorize. */                           \
+    static inline CT maximum_##CT(CT a, CT b) { return (a > b || a != a) ? a : b; }                    \
+    static inline CT minimum_##CT(CT a, CT b) { return (a < b || a != a) ? a : b; }                    \
+    static inline CT sign_##CT(CT x) { return (CT)((x > 0) - (x < 0)); } /* NaN -> 0, as PyTorch */  \
+    static inline CT relu_##CT(CT x) { return (isnan(x) || x > 0) ? x : (CT)0; }                       \
+    static inline CT sigmoid_##CT(CT x) { return (CT)1 / ((CT)1 + exp(-x)); }
+DEFINE_FLOAT_FLOOR_DIVIDE(float)
+DEFINE_FLOAT_FLOOR_DIVIDE(double)
+
+/* The activations and the other ops added with them, in PyTorch's formulas. */
+#define DEFINE_FLOAT_ACTIVATIONS(CT)                                                               \
+    static inline CT logaddexp_##CT(CT a, CT b) {                                                  \
+        if (isinf(a) && a == b) {                                                                  \
+            return a;                             /* inf - inf would be NaN */                     \
+        }                                                                                          \
+        CT m = a > b ? a : b;                     /* a NaN reaches the result through a - b */     \
+        return m + log1p(exp(-fabs(a - b)));                                                       \
+    }                                                                                              \
+    static inline CT logaddexp2_##CT(CT a, CT b) {                                                 \
+        if (isinf(a) && a == b) {                                                                  \
+            return a;                                                                              \
+        }                                                                                          \
+        CT m = a > b ? a : b;                                                                      \
+        return m + log1p(exp2(-fabs(a - b))) * (CT)1.44269504088896340736; /* 1 / ln 2 */          \
+    }                                                                                              \
+    static inline CT gelu_##CT(CT x) { return x * (CT)0.5 * ((CT)1 + erf(x * (CT)0.70710678118654752440)); } \
+    static inline CT gelu_tanh_##CT(CT x) {                                                        \
+        CT inner = (CT)0.79788456080286535588 * (x + (CT)0.044715 * x * x * x); /* sqrt(2/pi) */   \
+        return (CT)0.5 * x * ((CT)1 + tanh(inner));                                                \
+    }                                                                                              \
+    static inline CT silu_##CT(CT x) { return x / ((CT)1 + exp(-x)); }                             \
+    static inline CT softplus_##CT(CT x, CT beta, CT threshold) {                                  \
+        return (x * beta > threshold) ? x : log1p(exp(x * beta)) / beta;                           \
+    }                                                                                              \
+    static inline CT leaky_relu_##CT(CT x, CT slope) { return x > 0 ? x : x * slope; }             \
+    static inline CT elu_##CT(CT x, CT alpha) { return x <= 0 ? expm1(x) * alpha : x; }            \
+    static inline CT logit_##CT(CT x, CT eps, int clamp) {                                         \
+        if (clamp) {                                                                               \
+            x = x < eps ? eps : x > (CT)1 - eps ? (CT)1 - eps : x;                                 \
+        }                                                                                          \
+        return log(x / ((CT)1 - x));                                                               \
+    }                                                                                              \
+    static inline CT lerp_##CT(CT start, CT end, CT weight) {                                      \
+        return fabs(weight) < (CT)0.5 ? start + weight * (end - start)                             \
+                                      : end - (end - start) * ((CT)1 - weight);                    \
+    }                                                                                              \
+    static inline CT clamp_##CT(CT x, CT low, CT high) { return minimum_##CT(maximum_##CT(x, low), high); }
+DEFINE_FLOAT_ACTIVATIONS(float)
+DEFINE_FLOAT_ACTIVATIONS(double)
+
+/* Pick the float or double helper by the argument's type (float16 computes in float). */
+#define BY_TYPE(NAME, x) _Generic((x), float: NAME##_float, double: NAME##_double)
+
+/* ------------------------------------------------------------------ op expressions
+ * NAME_K(a, b) for kind K (B, I, F; X where one expression serves every kind). `error`, a
+ * tt_status *, is in scope for the integer ops that can fail. */
+
+#define ADD_B(a, b) ((a) | (b))
+#define ADD_I(a, b) wrap_add(a, b)
+#define ADD_F(a, b) ((a) + (b))
+#define SUB_I(a, b) wrap_sub(a, b)
+#define SUB_F(a, b) ((a) - (b))
+#define MUL_B(a, b) ((a) & (b))
+#define MUL_I(a, b) wrap_mul(a, b)
+#define MUL_F(a, b) ((a) * (b))
+#define DIV_F(a, b) ((a) / (b))
+#define FLOOR_DIVIDE_I(a, b) int_floor_divide(a, b, error)
+#define FLOOR_DIVIDE_F(a, b) BY_TYPE(floor_divide, a)(a, b)
+#define REMAINDER_I(a, b) int_remainder(a, b, error)
+#define REMAINDER_F(a, b) BY_TYPE(remainder, a)(a, b)
+#define POW_I(a, b) int_pow(a, b)
+#define POW_F(a, b) pow(a, b)
+#define MAXIMUM_B(a, b) ((a) | (b))
+#define MAXIMUM_I(a, b) ((a) > (b) ? (a) : (b))
+#define MAXIMUM_F(a, b) BY_TYPE(maximum, a)(a, b)
+#define MINIMUM_B(a, b) ((a) & (b))
+#define MINIMUM_I(a, b) ((a) < (b) ? (a) : (b))
+#define MINIMUM_F(a, b) BY_TYPE(minimum, a)(a, b)
+#define ATAN2_F(a, b) atan2(a, b)
+#define BITWISE_AND_B(a, b) ((a) & (b))
+#define BITWISE_AND_I(a, b) ((a) & (b))
+#define BITWISE_OR_B(a, b) ((a) | (b))
+#define BITWISE_OR_I(a, b) ((a) | (b))
+#define BITWISE_XOR_B(a, b) ((a) ^ (b))
+#define BITWISE_XOR_I(a, b) ((a) ^ (b))
+#define HYPOT_F(a, b) hypot(a, b)
+#define COPYSIGN_F(a, b) copysign(a, b)
+#define LOGADDEXP_F(a, b) BY_TYPE(logaddexp, a)(a, b)
+#define LOGADDEXP2_F(a, b) BY_TYPE(logaddexp2, a)(a, b)
+#define FMOD_I(a, b) int_fmod(a, b, error)
+#define FMOD_F(a, b) fmod(a, b)
+#define BITWISE_LEFT_SHIFT_I(a, b) shift_left(a, b)
+#define BITWISE_RIGHT_SHIFT_I(a, b) shift_right(a, b)
+#define RELU_GRAD_I(a, b) ((b) <= 0 ? 0 : (a))
+#define RELU_GRAD_F(a, b) ((b) <= 0 ? 0 : (a))   /* NaN in b passes the gradient, as in PyTorch */
+#define LERP_SCALAR_F(a, b) BY_TYPE(lerp, a)(a, b, p0)
+#define ADD_SCALED_F(a, b) ((a) + (__typeof__(a))p0 * (b))   /* the product rounded, then the sum */
+#define EQ_X(a, b) ((a) == (b))
+#define NE_X(a, b) ((a) != (b))
+#define LT_X(a, b) ((a) < (b))
+#define LE_X(a, b) ((a) <= (b))
+#define GT_X(a, b) ((a) > (b))
+#define GE_X(a, b) ((a) >= (b))
+#define LOGICAL_AND_X(a, b) (((a) != 0) & ((b) != 0))
+#define LOGICAL_OR_X(a, b) (((a) != 0) | ((b) != 0))
+#define LOGICAL_XOR_X(a, b) (((a) != 0) ^ ((b) != 0))
+
+#define NEG_I(x) wrap_sub(0, x)
+#define NEG_F(x) (-(x))
+#define ABS_B(x) (x)
+#define ABS_I(x) ((x) < 0 ? wrap_sub(0, x) : (x))
+#define ABS_F(x) fabs(x)
+#define SIGN_B(x) (x)
+#define SIGN_I(x) (((x) > 0) - ((x) < 0))
+#define SIGN_F(x) BY_TYPE(sign, x)(x)
+#define SQUARE_I(x) wrap_mul(x, x)
+#define SQUARE_F(x) ((x) * (x))
+#define RELU_I(x) ((x) > 0 ? (x) : 0)
+#define RELU_F(x) BY_TYPE(relu, x)(x)
+#define EXP_F(x) exp(x)
+#define EXPM1_F(x) expm1(x)
+#define LOG_F(x) log(x)
+#define LOG1P_F(x) log1p(x)
+#define LOG2_F(x) log2(x)
+#define LOG10_F(x) log10(x)
+#define SQRT_F(x) sqrt(x)
+#define RSQRT_F(x) (1 / sqrt(x))
+#define RECIPROCAL_F(x) (1 / (x))
+#define SIN_F(x) sin(x)
+#define COS_F(x) cos(x)
+#define TAN_F(x) tan(x)
+#define ASIN_F(x) asin(x)
+#define ACOS_F(x) acos(x)
+#define ATAN_F(x) atan(x)
+#define SINH_F(x) sinh(x)
+#define COSH_F(x) cosh(x)
+#define TANH_F(x) tanh(x)
+#define ASINH_F(x) asinh(x)
+#define ACOSH_F(x) acosh(x)
+#define ATANH_F(x) atanh(x)
+#define FLOOR_F(x) floor(x)
+#define CEIL_F(x) ceil(x)
+#define ROUND_F(x) nearbyint(x)          /* default rounding mode: half to even */
+#define TRUNC_F(x) trunc(x)
+#define SIGMOID_F(x) BY_TYPE(sigmoid, x)(x)
+#define ERF_F(x) erf(x)
+#define BITWISE_NOT_B(x) (!(x))
+#define BITWISE_NOT_I(x) (~(x))
+#define LOGICAL_NOT_X(x) ((x) == 0)
+#define LOGICAL_NOT_F(x) ((x) == 0)
+#define ISNAN_X(x) ((void)(x), 0)       /* integers are never NaN or infinite */
+#define ISNAN_F(x) isnan(x)
+#define ISINF_X(x) ((void)(x), 0)
+#define ISINF_F(x) isinf(x)
+#define ISFINITE_X(x) ((void)(x), 1)
+#define ISFINITE_F(x) isfinite(x)
+#define SIGNBIT_B(x) ((void)(x), 0)
+#define SIGNBIT_I(x) ((x) < 0)
+#define SIGNBIT_F(x) (signbit(x) != 0)
+#define GELU_F(x) BY_TYPE(gelu, x)(x)
+#define GELU_TANH_F(x) BY_TYPE(gelu_tanh, x)(x)
+#define SILU_F(x) BY_TYPE(silu, x)(x)
+#define EXP2_F(x) exp2(x)
+/* parameterized (p0, p1 are the row's doubles; the helper's prototype converts them) */
+#define SOFTPLUS_F(x) BY_TYPE(softplus, x)(x, p0, p1)
+#define LEAKY_RELU_F(x) BY_TYPE(leaky_relu, x)(x, p0)
+#define ELU_F(x) BY_TYPE(elu, x)(x, p0)
+#define LOGIT_F(x) BY_TYPE(logit, x)(x, p0, p1 != 0)
+
+/* ternary */
+#define CLAMP_B(a, b, c) (((a) | (b)) & (c))
+#define CLAMP_I(a, b, c) MINIMUM_I(MAXIMUM_I(a, b), c)
+#define CLAMP_F(a, b, c) BY_TYPE(clamp, a)(a, b, c)
+#define LERP_F(a, b, c) BY_TYPE(lerp, a)(a, b, c)
+
+/* Unary predicates: bools and integers share the _X form, floats have their own (ISNAN_F);
+   SIGNBIT has one per kind. */
+#define PRED_EXPR_B(OP) PRED_PICK_##OP(OP##_X, OP##_B)
+#define PRED_EXPR_I(OP) PRED_PICK_##OP(OP##_X, OP##_I)
+#define PRED_EXPR_F(OP) OP##_F
+#define PRED_PICK_LOGICAL_NOT(shared, own) shared
+#define PRED_PICK_ISNAN(shared, own) shared
+#define PRED_PICK_ISINF(shared, own) shared
+#define PRED_PICK_ISFINITE(shared, own) shared
+#define PRED_PICK_SIGNBIT(shared, own) own
+
+/* What every row function receives as its context: the status an integer op may set, and the
+   parameters of the "_param" ops (0 for the others). */
+
+/* ------------------------------------------------------------------ row functions
+ * Three loops per op and dtype: all operands contiguous (the compiler vectorizes it), the second
+ * operand a broadcast scalar, and the general strided case. data[0] is the output. */
+
+#define BINARY_LOOP(T, CT, LD, OUT_T, OUT_ST, EXPR, SO, SA, SB)                  \
+    for (int64_t i = 0; i < n; i++) {                                             \
+        CT a = (CT)LD(T, pa + i * (SA));                                          \
+        CT b = (CT)LD(T, pb + i * (SB));                                          \
+        OUT_ST(OUT_T, o + i * (SO), EXPR(a, b));                                   \
+    }
+
+#define DEFINE_BINARY_ROW(NAME, T, CT, LD, OUT_T, OUT_ST, EXPR)                                  \
+    static void NAME(char **data, const int64_t *s, int64_t n, void *ctx) {                      \
+        ew_context *context = ctx;                                                                \
+        tt_status *error = &context->error;                                                       \
+        const double p0 = context->p0;                                                            \
+        (void)error;                                                                              \
+        (void)p0;                                                                                 \
+        char *o = data[0];                                                                        \
+        const char *pa = data[1], *pb = data[2];                                                  \
+        const int64_t so = (int64_t)sizeof(OUT_T), st = (int64_t)sizeof(T);                       \
+        if (s[0] == so && s[1] == st && s[2] == st) {                                             \
+            BINARY_LOOP(T, CT, LD, OUT_T, OUT_ST, EXPR, (int64_t)sizeof(OUT_T), (int64_t)sizeof(T), \
+                        (int64_t)sizeof(T))                                                       \
+        } else if (s[0] == so && s[1] == st && s[2] == 0) {                                       \
+            BINARY_LOOP(T, CT, LD, OUT_T, OUT_ST, EXPR, (int64_t)sizeof(OUT_T), (int64_t)sizeof(T), 0) \
+        } else {                                                                                  \
+            BINARY_LOOP(T, CT, LD, OUT_T, OUT_ST, EXPR, s[0], s[1], s[2])                          \
+        }                                                                                         \
+    }
+
+#define UNARY_LOOP(T, CT, LD, OUT_T, OUT_ST, EXPR, SO, SX)                       \
+    for (int64_t i = 0; i < n; i++) {                                             \
+        CT x = (CT)LD(T, px + i * (SX));                                          \
+        OUT_ST(OUT_T, o + i * (SO), EXPR(x));                                      \
+    }
+
+#define DEFINE_UNARY_ROW(NAME, T, CT, LD, OUT_T, OUT_ST, EXPR)                                   \
+    static void NAME(char **data, const int64_t *s, int64_t n, void *ctx) {                      \
+        const ew_context *context = ctx;                                                          \
+        const double p0 = context->p0, p1 = context->p1;                                          \
+        (void)p0;                                                                                 \
+        (void)p1;                                                                                 \
+        char *o = data[0];                                                                        \
+        const char *px = data[1];                                                                 \
+        if (s[0] == (int64_t)sizeof(OUT_T) && s[1] == (int64_t)sizeof(T)) {                      \
+            UNARY_LOOP(T, CT, LD, OUT_T, OUT_ST, EXPR, (int64_t)sizeof(OUT_T), (int64_t)sizeof(T)) \
+        } else {                                                                                  \
+            UNARY_LOOP(T, CT, LD, OUT_T, OUT_ST, EXPR, s[0], s[1])                                 \
+        }                                                                                         \
+    }
+
+/* float16 and float32 rows of the ops with a vectorized float32 kernel (vmath.c): a contiguous
+   float32 row goes straight to the array function (in place too: x and y may be the same array);
+   any other row (strided, or float16) is loaded through a float buffer in chunks, computed there,
+   and stored back. float64 keeps the libm expression (DEFINE_UNARY_ROW). */
+#define VMATH_CHUNK 256
+#define DEFINE_VMATH_ROW(NAME, T, LD, ST, VFN)                                                   \
+    static void NAME(char **data, const int64_t *s, int64_t n, void *ctx) {                      \
+        (void)ctx;                                                                                \
+        char *o = data[0];                                                                        \
+        const char *px = data[1];                                                                 \
+        if (sizeof(T) == sizeof(float) && s[0] == (int64_t)sizeof(float) && s[1] == (int64_t)sizeof(float)) { \
+            VFN((const float *)(const void *)px, (float *)(void *)o, n);                          \
+            return;                                                                               \
+        }                                                                                         \
+        float buffer[VMATH_CHUNK];                                                                \
+        for (int64_t i0 = 0; i0 < n; i0 += VMATH_CHUNK) {                                         \
+            const int64_t c = n - i0 < VMATH_CHUNK ? n - i0 : VMATH_CHUNK;                        \
+            for (int64_t i = 0; i < c; i++) {                                                     \
+                buffer[i] = (float)LD(T, px + (i0 + i) * s[1]);                                   \
+            }                                                                                     \
+            VFN(buffer, buffer, c);                                                               \
+            for (int64_t i = 0; i < c; i++) {                                                     \
+                ST(T, o + (i0 + i) * s[0], buffer[i]);                                            \
+            }                                                                                     \
+        }                                                                                         \
+    }
+
+#define TERNARY_LOOP(T, CT, LD, ST, EXPR, SO, SA, SB, SC)                         \
+    for (int64_t i = 0; i < n; i++) {                                             \
+        CT a = (CT)LD(T, pa + i * (SA));                                          \
+        CT b = (CT)LD(T, pb + i * (SB));                                          \
+        CT c = (CT)LD(T, pc + i * (SC));                                          \
+        ST(T, o + i * (SO), EXPR(a, b, c));                                       \
+    }
+
+/* Ternary ops of one dtype: all contiguous, the last two broadcast scalars (clamp to numbers,
+   lerp with a scalar end and weight), or strided. */
+#define DEFINE_TERNARY_ROW(NAME, T, CT, LD, ST, EXPR)                                            \
+    static void NAME(char **data, const int64_t *s, int64_t n, void *ctx) {                      \
+        (void)ctx;                                                                                \
+        char *o = data[0];                                                                        \
+        const char *pa = data[1], *pb = data[2], *pc = data[3];                                   \
+        const int64_t st = (int64_t)sizeof(T);                                                    \
+        if (s[0] == st && s[1] == st && s[2] == st && s[3] == st) {                               \
+            TERNARY_LOOP(T, CT, LD, ST, EXPR, (int64_t)sizeof(T), (int64_t)sizeof(T), (int64_t)sizeof(T), \
+                         (int64_t)sizeof(T))                                                      \
+        } else if (s[0] == st && s[1] == st && s[2] == 0 && s[3] == 0) {                          \
+            /* b and c read once: the output never overlaps a broadcast input (elementwise.py    \
+               computes into a new tensor then), and with them in registers the loop vectorizes */ \
+            const CT b = (CT)LD(T, pb), c = (CT)LD(T, pc);                                        \
+            for (int64_t i = 0; i < n; i++) {                                                     \
+                CT a = (CT)LD(T, pa + i * st);                                                    \
+                ST(T, o + i * st, EXPR(a, b, c));                                                 \
+            }                                                                                     \
+        } else {                                                                                  \
+            TERNARY_LOOP(T, CT, LD, ST, EXPR, s[0], s[1], s[2], s[3])                             \
+        }                                                                                         \
+    }
+
+/* where copies the chosen element's bits (no conversion, so -0.0 and NaN payloads survive). The
+   choice is made with a mask on the bits, not a branch: a random mask would mispredict every
+   other element (5 ns each), and the masked form vectorizes. One row per element size serves
+   every dtype; fast loops for all contiguous and for `other` a broadcast scalar (where(m, x, 0)). */
+#define WHERE_LOOP(U, SO, SC, SB, SE)                                                             \
+    for (int64_t i = 0; i < n; i++) {                                                             \
+        const U take = (U)0 - (U)(*(const uint8_t *)(pcond + i * (SC)) != 0);                     \
+        const U b = *(const U *)(pb + i * (SB)), e = *(const U *)(pe + i * (SE));                 \
+        *(U *)(o + i * (SO)) = (U)((b & take) | (e & (U)~take));                                  \
+    }
+
+#define DEFINE_WHERE_BITS(BITS)                                                                   \
+    static void where_bits_##BITS(char **data, const int64_t *s, int64_t n) {                    \
+        char *o = data[0];                                                                        \
+        const char *pcond = data[1], *pb = data[2], *pe = data[3];                                \
+        const int64_t st = (int64_t)sizeof(uint##BITS##_t);                                       \
+        if (s[0] == st && s[1] == 1 && s[2] == st && s[3] == st) {                                \
+            WHERE_LOOP(uint##BITS##_t, st, 1, st, st)                                             \
+        } else if (s[0] == st && s[1] == 1 && s[2] == st && s[3] == 0) {                          \
+            WHERE_LOOP(uint##BITS##_t, st, 1, st, 0)                                              \
+        } else {                                                                                  \
+            WHERE_LOOP(uint##BITS##_t, s[0], s[1], s[2], s[3])                                    \
+        }                                                                                         \
+    }
+DEFINE_WHERE_BITS(8)
+DEFINE_WHERE_BITS(16)
+DEFINE_WHERE_BITS(32)
+DEFINE_WHERE_BITS(64)
+
+#define DEFINE_WHERE_ROW(NAME, T)                                                                 \
+    static void NAME(char **data, const int64_t *s, int64_t n, void *ctx) {                      \
+        (void)ctx;                                                                                \
+        switch (sizeof(T)) {                                                                      \
+        case 1: where_bits_8(data, s, n); break;                                                  \
+        case 2: where_bits_16(data, s, n); break;                                                 \
+        case 4: where_bits_32(data, s, n); break;                                                 \
+        default: where_bits_64(data, s, n); break;                                                \
+        }                                                                                         \
+    }
+
+/* Generators: an op's row function for one dtype row of a list. The output keeps the dtype
+   ("same") or is bool ("pred"). */
+#define GEN_BINARY_SAME(OP, name, T, CT, LD, ST, K, CODE) \
+    DEFINE_BINARY_ROW(binary_##OP##_##name, T, CT, LD, T, ST, OP##_##K)
+#define GEN_BINARY_PRED(OP, name, T, CT, LD, ST, K, CODE) \
+    DEFINE_BINARY_ROW(binary_##OP##_##name, T, CT, LD, uint8_t, ST_bool, OP##_X)
+#define GEN_UNARY_SAME(OP, name, T, CT, LD, ST, K, CODE) \
+    DEFINE_UNARY_ROW(unary_##OP##_##name, T, CT, LD, T, ST, OP##_##K)
+/* VEC: float16/float32 through the vmath kernel VMATH_<OP>, float64 through the expression. */
+#define GEN_UNARY_VEC(OP, name, T, CT, LD, ST, K, CODE) GEN_UNARY_VEC_##name(OP, name, T, CT, LD, ST, K)
+#define GEN_UNARY_VEC_float16(OP, name, T, CT, LD, ST, K) DEFINE_VMATH_ROW(unary_##OP##_##name, T, LD, ST, VMATH_##OP)
+#define GEN_UNARY_VEC_float32(OP, name, T, CT, LD, ST, K) DEFINE_VMATH_ROW(unary_##OP##_##name, T, LD, ST, VMATH_##OP)
+#define GEN_UNARY_VEC_float64(OP, name, T, CT, LD, ST, K) \
+    DEFINE_UNARY_ROW(unary_##OP##_##name, T, CT, LD, T, ST, OP##_##K)
+#define VMATH_EXP tt_vexp_f32
+#define VMATH_LOG tt_vlog_f32
+#define VMATH_TANH tt_vtanh_f32
+#define VMATH_SIGMOID tt_vsigmoid_f32
+#define VMATH_ERF tt_verf_f32
+#define VMATH_GELU tt_vgelu_f32
+#define VMATH_GELU_TANH tt_vgelu_tanh_f32
+#define VMATH_SILU tt_vsilu_f32
+#define GEN_UNARY_PRED(OP, name, T, CT, LD, ST, K, CODE) \
+    DEFINE_UNARY_ROW(unary_##OP##_##name, T, CT, LD, uint8_t, ST_bool, PRED_EXPR_##K(OP))
+
+#define GEN_TERNARY_SAME(OP, name, T, CT, LD, ST, K, CODE) \
+    DEFINE_TERNARY_ROW(ternary_##OP##_##name, T, CT, LD, ST, OP##_##K)
+#define GEN_TERNARY_BITS(OP, name, T, CT, LD, ST, K, CODE) DEFINE_WHERE_ROW(ternary_##OP##_##name, T)
+
+/* Table entries: [op][dtype code] = row function. */
+#define REG_BINARY(OP, name, T, CT, LD, ST, K, CODE) [TT_##OP][CODE] = binary_##OP##_##name,
+#define REG_UNARY(OP, name, T, CT, LD, ST, K, CODE) [TT_##OP][CODE] = unary_##OP##_##name,
+#define REG_TERNARY(OP, name, T, CT, LD, ST, K, CODE) [TT_##OP][CODE] = ternary_##OP##_##name,
+
+/* Each op: which dtypes it takes, and whether its output is the same dtype or bool. */
+#define BINARY_OPS(X)                                \
+    X(ALL_DTYPES, SAME, ADD)                         \
+    X(NUMERIC_DTYPES, SAME, SUB)                     \
+    X(ALL_DTYPES, SAME, MUL)                         \
+    X(FLOAT_DTYPES, SAME, DIV)                       \
+    X(NUMERIC_DTYPES, SAME, FLOOR_DIVIDE)            \
+    X(NUMERIC_DTYPES, SAME, REMAINDER)               \
+    X(NUMERIC_DTYPES, SAME, POW)                     \
+    X(ALL_DTYPES, SAME, MAXIMUM)                     \
+    X(ALL_DTYPES, SAME, MINIMUM)                     \
+    X(FLOAT_DTYPES, SAME, ATAN2)                     \
+    X(INTEGRAL_DTYPES, SAME, BITWISE_AND)            \
+    X(INTEGRAL_DTYPES, SAME, BITWISE_OR)             \
+    X(INTEGRAL_DTYPES, SAME, BITWISE_XOR)            \
+    X(FLOAT_DTYPES, SAME, HYPOT)                     \
+    X(FLOAT_DTYPES, SAME, COPYSIGN)                  \
+    X(FLOAT_DTYPES, SAME, LOGADDEXP)                 \
+    X(FLOAT_DTYPES, SAME, LOGADDEXP2)                \
+    X(NUMERIC_DTYPES, SAME, FMOD)                    \
+    X(INT_DTYPES, SAME, BITWISE_LEFT_SHIFT)          \
+    X(INT_DTYPES, SAME, BITWISE_RIGHT_SHIFT)         \
+    X(NUMERIC_DTYPES, SAME, RELU_GRAD)               \
+    X(ALL_DTYPES, PRED, EQ)                          \
+    X(ALL_DTYPES, PRED, NE)                          \
+    X(ALL_DTYPES, PRED, LT)                          \
+    X(ALL_DTYPES, PRED, LE)                          \
+    X(ALL_DTYPES, PRED, GT)                          \
+    X(ALL_DTYPES, PRED, GE)                          \
+    X(ALL_DTYPES, PRED, LOGICAL_AND)                 \
+    X(ALL_DTYPES, PRED, LOGICAL_OR)                  \
+    X(ALL_DTYPES, PRED, LOGICAL_XOR)
+
+#define UNARY_OPS(X)                                                        \
+    X(NUMERIC_DTYPES, SAME, NEG) X(ALL_DTYPES, SAME, ABS)                   \
+    X(ALL_DTYPES, SAME, SIGN) X(NUMERIC_DTYPES, SAME, SQUARE)                \
+    X(NUMERIC_DTYPES, SAME, RELU) X(FLOAT_DTYPES, VEC, EXP)                \
+    X(FLOAT_DTYPES, SAME, EXPM1) X(FLOAT_DTYPES, VEC, LOG)                 \
+    X(FLOAT_DTYPES, SAME, LOG1P) X(FLOAT_DTYPES, SAME, LOG2)                \
+    X(FLOAT_DTYPES, SAME, LOG10) X(FLOAT_DTYPES, SAME, SQRT)                \
+    X(FLOAT_DTYPES, SAME, RSQRT) X(FLOAT_DTYPES, SAME, RECIPROCAL)          \
+    X(FLOAT_DTYPES, SAME, SIN) X(FLOAT_DTYPES, SAME, COS)                   \
+    X(FLOAT_DTYPES, SAME, TAN) X(FLOAT_DTYPES, SAME, ASIN)                  \
+    X(FLOAT_DTYPES, SAME, ACOS) X(FLOAT_DTYPES, SAME, ATAN)                 \
+    X(FLOAT_DTYPES, SAME, SINH) X(FLOAT_DTYPES, SAME, COSH)                 \
+    X(FLOAT_DTYPES, VEC, TANH) X(FLOAT_DTYPES, SAME, ASINH)                \
+    X(FLOAT_DTYPES, SAME, ACOSH) X(FLOAT_DTYPES, SAME, ATANH)               \
+    X(FLOAT_DTYPES, SAME, FLOOR) X(FLOAT_DTYPES, SAME, CEIL)                \
+    X(FLOAT_DTYPES, SAME, ROUND) X(FLOAT_DTYPES, SAME, TRUNC)               \
+    X(FLOAT_DTYPES, VEC, SIGMOID) X(FLOAT_DTYPES, VEC, ERF)               \
+    X(FLOAT_DTYPES, VEC, GELU) X(FLOAT_DTYPES, VEC, GELU_TANH)            \
+    X(FLOAT_DTYPES, VEC, SILU) X(FLOAT_DTYPES, SAME, EXP2)                 \
+    X(INTEGRAL_DTYPES, SAME, BITWISE_NOT) X(ALL_DTYPES, PRED, LOGICAL_NOT)  \
+    X(ALL_DTYPES, PRED, ISNAN) X(ALL_DTYPES, PRED, ISINF)                   \
+    X(ALL_DTYPES, PRED, ISFINITE) X(ALL_DTYPES, PRED, SIGNBIT)
+
+#define UNARY_PARAM_OPS(X)                                                  \
+    X(FLOAT_DTYPES, SAME, SOFTPLUS) X(FLOAT_DTYPES, SAME, LEAKY_RELU)       \
+    X(FLOAT_DTYPES, SAME, ELU) X(FLOAT_DTYPES, SAME, LOGIT)
+
+#define BINARY_PARAM_OPS(X) X(FLOAT_DTYPES, SAME, LERP_SCALAR) X(FLOAT_DTYPES, SAME, ADD_SCALED)
+
+/* WHERE moves bits ("BITS"); CLAMP and LERP compute. */
+#define TERNARY_OPS(X) X(ALL_DTYPES, BITS, WHERE) X(ALL_DTYPES, SAME, CLAMP) X(FLOAT_DTYPES, SAME, LERP)
+
+/* Expand: define every row function, then fill the two tables from the same op lists. */
+#define DEFINE_BINARY_OP(LIST, OUT, OP) LIST(GEN_BINARY_##OUT, OP)
+#define DEFINE_UNARY_OP(LIST, OUT, OP) LIST(GEN_UNARY_##OUT, OP)
+#define REGISTER_BINARY_OP(LIST, OUT, OP) LIST(REG_BINARY, OP)
+#define REGISTER_UNARY_OP(LIST, OUT, OP) LIST(REG_UNARY, OP)
+#define DEFINE_TERNARY_OP(LIST, OUT, OP) LIST(GEN_TERNARY_##OUT, OP)
+#define REGISTER_TERNARY_OP(LIST, OUT, OP) LIST(REG_TERNARY, OP)
+
+BINARY_OPS(DEFINE_BINARY_OP)
+UNARY_OPS(DEFINE_UNARY_OP)
+BINARY_PARAM_OPS(DEFINE_BINARY_OP)
+UNARY_PARAM_OPS(DEFINE_UNARY_OP)
+TERNARY_OPS(DEFINE_TERNARY_OP)
+
+static const tt_row_fn binary_table[TT_NUM_BINARY_OPS][TT_NUM_DTYPES] = {BINARY_OPS(REGISTER_BINARY_OP)};
+static const tt_row_fn unary_table[TT_NUM_UNARY_OPS][TT_NUM_DTYPES] = {UNARY_OPS(REGISTER_UNARY_OP)};
+static const tt_row_fn binary_param_table[TT_NUM_BINARY_PARAM_OPS][TT_NUM_DTYPES] = {
+    BINARY_PARAM_OPS(REGISTER_BINARY_OP)};
+static const tt_row_fn unary_param_table[TT_NUM_UNARY_PARAM_OPS][TT_NUM_DTYPES] = {
+    UNARY_PARAM_OPS(REGISTER_UNARY_OP)};
+static const tt_row_fn ternary_table[TT_NUM_TERNARY_OPS][TT_NUM_DTYPES] = {TERNARY_OPS(REGISTER_TERNARY_OP)};
+
+const ew_tables EW_TABLES = {&binary_table[0][0], &unary_table[0][0], &binary_param_table[0][0],
+                             &unary_param_table[0][0], &ternary_table[0][0]};
