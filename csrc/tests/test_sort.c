@@ -7,7 +7,8 @@
  * the bisection on strided rows full of ties, with NaN, -0.0 and the integer extremes, so that
  * ASan sees every buffer access and UBSan every comparison. The checks are the properties that
  * define the result: each row is ordered, the indices are a permutation, ties keep their input
- * order, the values are the input's bytes at those indices, a prefix equals the full sort's.
+ * order, the values are the input's bytes at those indices, a prefix equals the full sort's. Rows
+ * sorted on several threads (ThreadSanitizer watches) give the one-thread bits.
  */
 #include <math.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 
 #include "check.h"
 #include "kernels/half.h"
+#include "tt/kernels/parallel.h"
 #include "tt/kernels/sort.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -304,6 +306,47 @@ static void test_bad_arguments(void) {
     CHECK_EQ(runs, 0, "no runs in nothing");
 }
 
+/* Many rows split across threads (ranges of rows, each with its own buffers) give the bits of a
+   one-thread run: full sorts (merge and radix) and a top 5 (the heap selection). */
+static void test_threaded_rows(void) {
+    const int dtypes[] = {TT_FLOAT32, TT_INT64, TT_FLOAT16};
+    const int64_t shapes[][2] = {{300, 100}, {40, 3000}, {5000, 3}};
+    for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            const int dtype = dtypes[d];
+            const int64_t rows = shapes[s][0], len = shapes[s][1], n = rows * len;
+            const size_t size = tt_dtype_itemsize(dtype);
+            char *x = malloc((size_t)n * size);
+            fill(x, n, dtype, 1);
+            const int64_t shape[2] = {rows, len}, strides[2] = {len, 1};
+            for (int top = 0; top <= 1; top++) {
+                const int64_t count = top ? (len < 5 ? len : 5) : len;
+                const int64_t out_strides[2] = {count, 1};
+                char *values[2];
+                int64_t *indices[2];
+                for (int run = 0; run < 2; run++) {
+                    tt_set_num_threads(run == 0 ? 1 : 4);
+                    values[run] = calloc((size_t)(rows * count), size);
+                    indices[run] = calloc((size_t)(rows * count), sizeof(int64_t));
+                    CHECK_STATUS(tt_sort(2, shape, 1, (uintptr_t)x, strides, (uintptr_t)values[run], out_strides,
+                                         (uintptr_t)indices[run], out_strides, 0, count, dtype, top),
+                                 TT_OK, "threaded sort");
+                }
+                CHECK(memcmp(values[0], values[1], (size_t)(rows * count) * size) == 0 &&
+                          memcmp(indices[0], indices[1], (size_t)(rows * count) * sizeof(int64_t)) == 0,
+                      "dtype %d, (%lld, %lld), count %lld: 4 threads differ from 1", dtype, (long long)rows,
+                      (long long)len, (long long)count);
+                for (int run = 0; run < 2; run++) {
+                    free(values[run]);
+                    free(indices[run]);
+                }
+            }
+            free(x);
+        }
+    }
+    tt_set_num_threads(1);
+}
+
 int main(void) {
     const int64_t lengths[] = {0, 1, 2, 15, 16, 17, 33, 100, 1000};
     for (int dtype = 0; dtype < TT_NUM_DTYPES; dtype++) {
@@ -319,5 +362,6 @@ int main(void) {
         check_rows(dtype, 200, 5);
     }
     test_bad_arguments();
+    test_threaded_rows();
     return check_report("test_sort");
 }
