@@ -74,11 +74,14 @@ def i64(seq):
     return ffi.new("int64_t[]", list(seq) or [0])
 
 
-# Layouts of one row: (length, stride of each input in elements; 0 broadcasts the first element).
+# Layouts of one row: (length, stride of each input in elements), and which inputs are broadcast
+# instead (stride 0: the first element everywhere): none, the first, the last, or (ternary) both
+# bounds, as clamp to two numbers passes them.
 LAYOUTS = [(1000, 1), (37, 1), (1000, 3), (5, 1)]
+BROADCASTS = {1: [()], 2: [(), (0,), (1,)], 3: [(), (0,), (2,), (1, 2)]}
 
 
-def run(call, n_inputs, code, out_code, layout, scalar_last, salt):
+def run(call, n_inputs, code, out_code, layout, broadcast, salt):
     n, step = layout
     inputs = []
     for k in range(n_inputs):
@@ -87,9 +90,7 @@ def run(call, n_inputs, code, out_code, layout, scalar_last, salt):
         if call == "ternary_where" and k == 0:
             data = data.view(np.uint8) * np.uint8(rng.choice([1, 2, 255]))   # any nonzero is true
         inputs.append(data)
-    strides = [step] * n_inputs
-    if scalar_last:
-        strides[-1] = 0
+    strides = [0 if k in broadcast else step for k in range(n_inputs)]
     out = np.zeros(n, dtype=NP[out_code])
     shape = i64([n])
     args = []
@@ -127,10 +128,9 @@ for name, fn, n_inputs, n_ops, params, is_pred in FAMILIES:
             out_code = 0 if is_pred(op) else code
             call = "ternary_where" if (name == "ternary" and op == lib.TT_WHERE) else name
             key = f"{name}:{op}:{code}"
-            cases = [(layout, scalar_last, p) for layout in LAYOUTS for p in params
-                     for scalar_last in ((False, True) if n_inputs > 1 else (False,))]
-            for layout, scalar_last, p in cases:
-                out, shape, args, _keep = run(call, n_inputs, code, out_code, layout, scalar_last, op * 31 + code)
+            cases = [(layout, broadcast, p) for layout in LAYOUTS for p in params for broadcast in BROADCASTS[n_inputs]]
+            for layout, broadcast, p in cases:
+                out, shape, args, _keep = run(call, n_inputs, code, out_code, layout, broadcast, op * 31 + code)
                 status = fn(op, 1, shape, *args, addr(out), i64([1]), code, *p)
                 if status == lib.TT_ERR_UNSUPPORTED_DTYPE:
                     break                       # the op does not take this dtype

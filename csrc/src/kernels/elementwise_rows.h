@@ -327,8 +327,8 @@ DEFINE_FLOAT_ACTIVATIONS(double)
    parameters of the "_param" ops (0 for the others). */
 
 /* ------------------------------------------------------------------ row functions
- * Three loops per op and dtype: all operands contiguous (the compiler vectorizes it), the second
- * operand a broadcast scalar, and the general strided case. data[0] is the output. */
+ * Loops per op and dtype: all operands contiguous (the compiler vectorizes it), one operand a
+ * broadcast scalar (binary ops: either one), and the general strided case. data[0] is the output. */
 
 #define BINARY_LOOP(T, CT, LD, OUT_T, OUT_ST, EXPR, SO, SA, SB)                  \
     for (int64_t i = 0; i < n; i++) {                                             \
@@ -352,6 +352,8 @@ DEFINE_FLOAT_ACTIVATIONS(double)
                         (int64_t)sizeof(T))                                                       \
         } else if (s[0] == so && s[1] == st && s[2] == 0) {                                       \
             BINARY_LOOP(T, CT, LD, OUT_T, OUT_ST, EXPR, (int64_t)sizeof(OUT_T), (int64_t)sizeof(T), 0) \
+        } else if (s[0] == so && s[1] == 0 && s[2] == st) {   /* a number first: 2 - x, 0.1 * x */ \
+            BINARY_LOOP(T, CT, LD, OUT_T, OUT_ST, EXPR, (int64_t)sizeof(OUT_T), 0, (int64_t)sizeof(T)) \
         } else {                                                                                  \
             BINARY_LOOP(T, CT, LD, OUT_T, OUT_ST, EXPR, s[0], s[1], s[2])                          \
         }                                                                                         \
