@@ -222,6 +222,13 @@ def _index_item(k: Any, fn: str) -> Any:
 def _plan(x: TensorImpl, key: Any, fn: str) -> _Indexed | tuple:
     """The gather/scatter plan of an advanced key, or the basic key left when nothing in it is
     advanced (a 0-d integer tensor is an int)."""
+    if isinstance(key, TensorImpl) and key._dtype is dtypes.int64 and key._shape and x._shape:
+        # The commonest advanced key, rows picked by an index tensor (x[idx]): the plan the
+        # general code below makes for it, without its walk over the key (a 4-element x[idx]:
+        # 9.6 -> about 4 us). The index's dims replace dim 0, which the index steps along.
+        rest = len(x._shape) - 1
+        return _Indexed(key._shape + x._shape[1:], _address(x, x._offset), (0,) * len(key._shape) + x._strides[1:],
+                        [key], key._strides + (0,) * rest, x._shape[:1], x._strides[:1], (0,), True)
     items = [_index_item(k, fn) for k in (key if type(key) is tuple else (key,))]
     basic: list[Any] = []
     advanced: list[tuple[int, Any]] = []   # (position in `basic`, bool scalar or tensor)

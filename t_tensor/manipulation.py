@@ -33,6 +33,7 @@ PyTorch has no function ``torch.repeat``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -42,9 +43,13 @@ from t_tensor import dtypes
 from t_tensor import strides as S
 from t_tensor._capi import check, ffi, lib
 from t_tensor.autograd.function import FUNCTIONS
+from t_tensor.autograd.grad_mode import STATE as _GRAD
 from t_tensor.autograd.grad_mode import wants_grad
 from t_tensor.tensor_impl import TensorImpl
 from t_tensor.views import broadcast_tensors
+
+_prod = math.prod
+_copy_strided = lib.tt_copy_strided
 
 if TYPE_CHECKING:
     from t_tensor.tensor import Tensor
@@ -180,6 +185,10 @@ def cat(tensors: Sequence[Tensor], dim: Any = _UNSET, *, axis: Any = _UNSET) -> 
     >>> tt.concat([tt.tensor([[1, 2]]), tt.tensor([3])], axis=None).tolist()
     [1, 2, 3]
     """
+    if axis is _UNSET and type(tensors) in (list, tuple):
+        result = _fast_join(tensors, 0 if dim is _UNSET else dim, False)
+        if result is not None:
+            return result
     fn = "cat"
     dim = _alias(fn, dim, axis, ("dim", "axis"), 0)
     inputs = _tensor_list(tensors, fn)
@@ -227,6 +236,59 @@ concat = cat
 concatenate = cat
 
 
+def _fast_join(tensors: Sequence[Any], dim: Any, new_axis: bool) -> Any:
+    """cat (``new_axis`` False) or stack (True) in the common case, without the general path's
+    checks and views: contiguous, non-empty tensors of one type and dtype, with nothing to
+    record, shapes that fit (equal, or for cat equal but along ``dim``), and ``dim`` a plain int
+    in range. Each input is then one block of ``inner`` elements per index of the dimensions
+    before ``dim``, and is copied into its column of blocks of the result by one C call. None
+    for the general path (which also raises the errors). Two 4-element tensors: cat 10.2 ->
+    about 3 us, stack 16.6 -> about 3."""
+    if not tensors or type(dim) is not int:
+        return None
+    first = tensors[0]
+    if not isinstance(first, TensorImpl) or not (first._shape or new_axis):   # cat refuses 0-d tensors
+        return None
+    kind, dtype, shape = type(first), first._dtype, first._shape
+    recording = _GRAD.enabled
+    for t in tensors:
+        if type(t) is not kind or t._dtype is not dtype or (recording and t._ag is not None) or not (
+            t._dense or t._is_dense()
+        ):
+            return None
+    ndim = len(shape) + new_axis
+    if not -ndim <= dim < ndim:
+        return None
+    d = dim % ndim
+    if new_axis:
+        for t in tensors:
+            if t._shape != shape:
+                return None
+        along = [1] * len(tensors)
+        out_shape = (*shape[:d], len(tensors), *shape[d:])
+    else:
+        rest = (shape[:d], shape[d + 1 :])
+        for t in tensors:
+            if len(t._shape) != ndim or (t._shape[:d], t._shape[d + 1 :]) != rest:
+                return None
+        along = [t._shape[d] for t in tensors]
+        out_shape = (*shape[:d], sum(along), *shape[d + 1 :])
+    if 0 in out_shape:
+        return None
+    outer, inner = _prod(out_shape[:d]), _prod(out_shape[d + 1 :])
+    result = kind._empty(out_shape, dtype, "stack" if new_axis else "cat")
+    row, code, size = out_shape[d] * inner, dtype.code, dtype.itemsize
+    address, column = result._storage._data, 0
+    for t, count in zip(tensors, along, strict=True):
+        block = count * inner
+        status = _copy_strided(2, (outer, block), t._storage._data + t._offset * size, (block, 1), code,
+                               address + column * size, (row, 1), code)
+        if status:
+            check(status, "stack" if new_axis else "cat")
+        column += block
+    return result
+
+
 def stack(tensors: Sequence[Tensor], dim: Any = _UNSET, *, axis: Any = _UNSET) -> Tensor:
     """Join tensors of one shape along a new dimension ``dim``.
 
@@ -234,6 +296,10 @@ def stack(tensors: Sequence[Tensor], dim: Any = _UNSET, *, axis: Any = _UNSET) -
     >>> tt.stack([tt.tensor([1, 2]), tt.tensor([3, 4])], dim=1).tolist()
     [[1, 3], [2, 4]]
     """
+    if axis is _UNSET and type(tensors) in (list, tuple):
+        result = _fast_join(tensors, 0 if dim is _UNSET else dim, True)
+        if result is not None:
+            return result
     fn = "stack"
     dim = _alias(fn, dim, axis, ("dim", "axis"), 0)
     inputs = _tensor_list(tensors, fn)

@@ -244,6 +244,86 @@ def test_view_fast_path_matches_view_strides(sizes) -> None:
         x.view(5)
 
 
+@pytest.mark.parametrize("sizes", [(-1,), (2, -1), ((-1, 8),), ([4, -1, 2],), (1, -1, 1), (16, 1, -1)])
+@pytest.mark.parametrize("method", ["view", "reshape"])
+def test_dense_view_with_an_inferred_size_matches_view_strides(sizes, method) -> None:
+    x = tt.arange(16.0).view(4, 4)
+    got = getattr(x, method)(*sizes)
+    shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
+    want = np.arange(16.0).reshape(shape)
+    assert got.shape == want.shape and got.stride() == S.view_strides((4, 4), (4, 1), want.shape)
+    assert got.tolist() == want.tolist() and got.data_ptr() == x.data_ptr()
+
+
+@pytest.mark.parametrize(
+    "x, sizes, match",
+    [(tt.arange(12.0), (-1, -1), "only one dimension"), (tt.arange(12.0), (5, -1), "invalid"),
+     (tt.zeros(0, 3), (0, -1), "ambiguous"), (tt.arange(12.0), (-2, 6), "invalid shape dimension"),
+     (tt.arange(12.0), (2.0, 6), "int"), (tt.arange(12.0), (13,), "invalid")],
+)
+def test_dense_view_fast_path_leaves_errors_to_the_general_path(x, sizes, match) -> None:
+    for method in ("view", "reshape"):
+        with pytest.raises((RuntimeError, TypeError), match=match):
+            getattr(x, method)(*sizes)
+
+
+@pytest.mark.parametrize("dtype", [tt.bool, tt.int64, tt.float16, tt.float32], ids=lambda d: d.name)
+@pytest.mark.parametrize("shapes, dim", [([(2, 3), (4, 3)], 0), ([(2, 3), (2, 1), (2, 5)], -1),
+                                        ([(2, 3, 4), (2, 1, 4)], 1), ([(5,)], 0)])
+def test_cat_fast_path_equals_numpy_and_the_general_path(dtype, shapes, dim) -> None:
+    arrays = [np.resize(values_of(dtype), s) for s in shapes]
+    fast = tt.cat([tt.tensor(a) for a in arrays], dim)                  # contiguous: the fast path
+    strided = [tt.tensor(np.ascontiguousarray(a.T)).T if a.ndim > 1 else tt.tensor(np.repeat(a, 2))[::2]
+               for a in arrays]
+    assert not all(t.is_contiguous() for t in strided)                   # so the general path runs
+    general = tt.cat(strided, dim=dim)
+    want = np.concatenate(arrays, dim)
+    assert fast.dtype is dtype and fast.shape == want.shape and fast.is_contiguous()
+    assert fast.numpy().tobytes() == want.tobytes() == general.numpy().tobytes()
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+@pytest.mark.parametrize("dim", [0, -1, 1])
+def test_stack_fast_path_equals_numpy(shape, dim) -> None:
+    if not -len(shape) - 1 <= dim <= len(shape):
+        return
+    arrays = [np.resize(values_of(tt.float32), shape) + k for k in range(3)]
+    got = tt.stack([tt.tensor(a) for a in arrays], dim)
+    want = np.stack(arrays, dim)
+    assert got.shape == want.shape and got.numpy().tobytes() == want.tobytes()
+
+
+def test_join_fast_path_leaves_the_rest_to_the_general_path() -> None:
+    a, b = tt.ones(2, 3), tt.zeros(2, 3, dtype=tt.float64)
+    assert tt.cat([a, b]).dtype is tt.float64                            # promotion
+    assert tt.cat([a, tt.zeros(0)]).shape == (2, 3)                      # a skipped (0,) tensor
+    w = tt.ones(2, 3, requires_grad=True)
+    joined = tt.stack([w, w])
+    assert joined.requires_grad and joined.grad_fn is not None           # recorded
+    joined.sum().backward()
+    assert w.grad.tolist() == [[2.0] * 3] * 2
+    with pytest.raises(RuntimeError, match="Sizes of tensors must match"):
+        tt.cat([a, tt.ones(2, 4)])
+    with pytest.raises(RuntimeError, match="equal size"):
+        tt.stack([a, tt.ones(3, 2)])
+    with pytest.raises(IndexError, match="[Dd]imension out of range"):
+        tt.cat([a, a], 2)
+    with pytest.raises(RuntimeError, match="zero-dimensional"):
+        tt.cat([tt.tensor(1.0), tt.tensor(2.0)])
+
+
+@pytest.mark.parametrize("index", [[2, 0, 2], [[1], [0]], [-1, -3]])
+def test_getitem_with_one_index_tensor_equals_numpy(index) -> None:
+    base = np.arange(24.0).reshape(3, 8)
+    i = tt.tensor(index)
+    for x, array in ((tt.tensor(base), base), (tt.tensor(np.ascontiguousarray(base.T)).T, base),
+                     (tt.tensor(base)[:, ::3], base[:, ::3])):
+        got = x[i]
+        assert got.shape == array[np.array(index)].shape and got.tolist() == array[np.array(index)].tolist()
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
+        tt.tensor(base)[tt.tensor([0, 3])]
+
+
 # ---------------------------------------------------------------------- creation and interop
 
 
