@@ -87,6 +87,14 @@ def rows() -> dict:
         "cat([a, a]) (4 f32)": (
             lambda: tt.cat([a, a]), lambda: np.concatenate([a_np, a_np]), t and (lambda: t.cat([a_t, a_t]))
         ),
+        "stack([a, a]) (4 f32)": (
+            lambda: tt.stack([a, a]), lambda: np.stack([a_np, a_np]), t and (lambda: t.stack([a_t, a_t]))
+        ),
+        "x.reshape(2, -1) (4x4)": (
+            lambda: s.reshape(2, -1), lambda: s_np.reshape(2, -1), t and (lambda: s_t.reshape(2, -1))
+        ),
+        "0.5 * a (4 f32)": (lambda: 0.5 * a, lambda: 0.5 * a_np, t and (lambda: 0.5 * a_t)),
+        "a.clamp(0, 1) (4 f32)": (lambda: a.clamp(0, 1), lambda: np.clip(a_np, 0, 1), t and (lambda: a_t.clamp(0, 1))),
         "where(a > 1, a, 0.0) (4 f32)": (
             lambda: tt.where(a > 1, a, 0.0),
             lambda: np.where(a_np > 1, a_np, np.float32(0)),
