@@ -106,22 +106,30 @@ static void check_sort(int dtype, int64_t rows, int64_t n, int descending) {
             }
         }
     }
-    /* prefixes (the heap path when short) and single positions (kthvalue) agree with the sort */
+    /* prefixes (the heap path when short) and single positions (kthvalue) agree with the sort,
+       from the strided rows and from a contiguous copy (whose selection checks blocks at once) */
+    char *dense = calloc((size_t)(rows * n + 1), size);
+    for (int64_t i = 0; i < rows * n; i++) {
+        memcpy(dense + i * (int64_t)size, x + 3 * i * (int64_t)size, size);
+    }
+    const int64_t dense_strides[2] = {n, 1};
     const int64_t starts[3] = {0, 0, n / 2}, counts[3] = {n / 20 + (n > 0), n / 3, n > 0};
-    for (int c = 0; c < 3; c++) {
-        if (starts[c] + counts[c] > n) {
+    for (int c = 0; c < 6; c++) {
+        if (starts[c % 3] + counts[c % 3] > n) {
             continue;
         }
-        const int64_t part_strides[2] = {counts[c], 1};
-        s = tt_sort(2, shape, 1, (uintptr_t)x, x_strides, (uintptr_t)part_values, part_strides,
-                    (uintptr_t)part_indices, part_strides, starts[c], counts[c], dtype, descending);
+        const int64_t start = starts[c % 3], count = counts[c % 3], part_strides[2] = {count, 1};
+        s = tt_sort(2, shape, 1, c < 3 ? (uintptr_t)x : (uintptr_t)dense, c < 3 ? x_strides : dense_strides,
+                    (uintptr_t)part_values, part_strides, (uintptr_t)part_indices, part_strides, start, count, dtype,
+                    descending);
         CHECK_STATUS(s, TT_OK, "tt_sort of a part");
         for (int64_t r = 0; r < rows; r++) {
-            for (int64_t j = 0; j < counts[c]; j++) {
-                CHECK_EQ(part_indices[r * counts[c] + j], indices[(starts[c] + j) * rows + r], "prefix index");
+            for (int64_t j = 0; j < count; j++) {
+                CHECK_EQ(part_indices[r * count + j], indices[(start + j) * rows + r], "prefix index");
             }
         }
     }
+    free(dense);
 done:
     free(x);
     free(values);
