@@ -46,7 +46,7 @@
  * finished), so no late increment can leak into the next region.
  *
  * Memory orders:
- *   - The job fields (fn, ctx, n, nchunks, generation) are written and read under `lock`;
+ *   - The job fields (fn, ctx, n, nchunks, job_slots, generation) are written and read under `lock`;
  *     the mutex orders them, and the caller's writes to its own data before the region
  *     happen-before the workers' reads of it (caller unlock -> worker lock).
  *   - `claim[p]`: the CAS hands out chunk indices; the job it refers to was already read under

@@ -1427,7 +1427,7 @@ def test_pow_errors_name_pow(call):
         call()
 
 
-@pytest.mark.parametrize("dtype", [tt.float32, tt.float64, tt.int32, tt.uint8], ids=_dtype_id)
+@pytest.mark.parametrize("dtype", [tt.float16, tt.float32, tt.float64, tt.int32, tt.uint8], ids=_dtype_id)
 @pytest.mark.parametrize(
     "bounds", [(-0.0, 0.5), (0.0, -0.0), (1, 3), (2.5, float("nan")), (float("nan"), 1), (3, 1), (-1, 2.5), (0.5, 2)]
 )

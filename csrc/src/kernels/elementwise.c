@@ -11,7 +11,7 @@
  * baseline, in elementwise_avx2.c for AVX2 and in elementwise_avx512.c for AVX-512 (F, BW, DQ, VL),
  * and the widest this CPU has (and TT_GENERIC_KERNELS allows, see cpu_features.h) is picked at
  * run time. (256, 512) float32 on one thread, baseline -> AVX-512: maximum 26 -> 18 us, a > b 19 ->
- * 10, clamp to numbers 43 -> 26. The results are the same bits on every build: the rows do only
+ * 10, clamp to two numbers as two passes 43 -> 26. The results are the same bits on every build: the rows do only
  * operations that IEEE rounds exactly once (the SIMD forms of + - * / sqrt and compares are the
  * scalar ones, lane by lane) or call the same libm and vmath functions, and contraction of a * b + c
  * into one fused multiply-add, which would round once instead of twice, is turned off in the

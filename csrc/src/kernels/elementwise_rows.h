@@ -323,9 +323,6 @@ DEFINE_FLOAT_ACTIVATIONS(double)
 #define PRED_PICK_ISFINITE(shared, own) shared
 #define PRED_PICK_SIGNBIT(shared, own) own
 
-/* What every row function receives as its context: the status an integer op may set, and the
-   parameters of the "_param" ops (0 for the others). */
-
 /* ------------------------------------------------------------------ row functions
  * Loops per op and dtype: all operands contiguous (the compiler vectorizes it), one operand a
  * broadcast scalar (binary ops: either one), and the general strided case. data[0] is the output. */
