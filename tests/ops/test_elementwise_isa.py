@@ -1,9 +1,10 @@
-"""The elementwise row functions give the same bits on every instruction set.
+"""The elementwise and conversion row functions give the same bits on every instruction set.
 
 The rows are compiled three times (baseline x86-64, AVX2, AVX-512; see csrc/src/kernels/
-elementwise.c) and the widest the CPU has is picked once per process, capped by the environment
-variable TT_GENERIC_KERNELS ("1" baseline, "avx2", "0" the widest). A script calls every op of
-every family on every dtype it takes, straight through the C entry points, over inputs full of
+elementwise.c and copy.c) and the widest the CPU has is picked once per process, capped by the
+environment variable TT_GENERIC_KERNELS ("1" baseline, "avx2", "0" the widest). A script calls
+every op of every family on every dtype it takes, and every conversion between two dtypes,
+straight through the C entry points, over inputs full of
 special values (NaN with payloads, infinities, signed zeros, denormals, integer extremes, shift
 amounts past the width) and over every row layout (contiguous, a broadcast scalar operand,
 strided, lengths that leave vector tails), and prints a digest of each result's bytes and status.
@@ -137,6 +138,20 @@ for name, fn, n_inputs, n_ops, params, is_pred in FAMILIES:
                     break                       # the op does not take this dtype
                 record(key, status, out)
             supported += key in results
+# Conversions (tt_copy_strided between two dtypes; its rows have the same three builds), over the
+# same layouts; a broadcast source is converted once and then filled.
+for src in range(9):
+    for dst in range(9):
+        if src == dst:
+            continue
+        key = f"cast:{src}:{dst}"
+        for layout in LAYOUTS:
+            for broadcast in ((), (0,)):
+                out, shape, args, _keep = run("cast", 1, src, dst, layout, broadcast, 97 * src + dst)
+                status = lib.tt_copy_strided(1, shape, args[0], args[1], src, addr(out), i64([layout[2]]), dst)
+                record(key, status, out)
+        supported += 1
+
 print(json.dumps({"kernel": ffi.string(lib.tt_elementwise_kernel_name()).decode(),
                   "supported": supported, "digests": {k: h.hexdigest() for k, h in results.items()}}))
 """
@@ -176,9 +191,9 @@ def baseline() -> dict:
 
 
 def test_the_script_reaches_every_op_and_dtype(baseline):
-    # 30 binary, 42 unary, 4 + 2 param and 3 ternary ops over the dtypes each takes (436 rows): a
-    # script that silently skipped a family would compare nothing.
-    assert baseline["supported"] == len(baseline["digests"]) >= 400
+    # 30 binary, 42 unary, 4 + 2 param and 3 ternary ops over the dtypes each takes (436 rows) and
+    # the 72 conversions: a script that silently skipped a family would compare nothing.
+    assert baseline["supported"] == len(baseline["digests"]) >= 500
     assert baseline["kernel"] == "baseline"
 
 

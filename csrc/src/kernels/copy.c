@@ -9,93 +9,30 @@
  *   3. pick a row function for the dtypes (a table generated once by macros, not by hand);
  *   4. run it.
  *
- * Conversions follow C, made total where C leaves them undefined: a float that does not fit
- * in int64 (or is NaN) becomes INT64_MIN, the x86 "integer indefinite" value NumPy and PyTorch
- * show on this machine; narrower integers then wrap modulo 2^bits, as they do. Anything to bool
- * is (x != 0), so NaN is true.
+ * The conversion rows and their semantics are in cast_rows.h, compiled for the baseline here and
+ * for AVX2 and AVX-512 in cast_avx2.c and cast_avx512.c.
  */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "half.h"
 #include "cpu_features.h"
-#include "strided_iter.h"
 
-static inline int64_t float_to_i64(double value) {
-    /* 2^63 is exactly representable as a double; the valid range is [-2^63, 2^63). */
-    if (!(value >= -9223372036854775808.0 && value < 9223372036854775808.0)) {
-        return INT64_MIN;
+#define CAST_TABLE tt_cast_table_baseline
+#include "cast_rows.h"
+
+/* The conversion rows of the widest instruction set this CPU has and the environment allows. */
+static const tt_row_fn (*cast_table_for_cpu(void))[TT_NUM_DTYPES] {
+#if TT_HAVE_X86
+    if (tt_cpu_use_avx512_core()) {
+        return tt_cast_table_avx512;
     }
-    return (int64_t)value;
+    if (tt_cpu_use_avx2()) {
+        return tt_cast_table_avx2;
+    }
+#endif
+    return tt_cast_table_baseline;
 }
-
-/* ------------------------------------------------------------------ the dtype table
- * Each row: code, name, C storage type, kind. The kind selects how a value is loaded and
- * stored. Two identical lists exist because the C preprocessor will not expand a macro inside
- * its own expansion, and the cast table nests one list in the other. */
-#define TT_DTYPE_LIST(X, ...)                        \
-    X(__VA_ARGS__, TT_BOOL, bool, uint8_t, BOOLK)    \
-    X(__VA_ARGS__, TT_INT8, int8, int8_t, INTK)      \
-    X(__VA_ARGS__, TT_INT16, int16, int16_t, INTK)   \
-    X(__VA_ARGS__, TT_INT32, int32, int32_t, INTK)   \
-    X(__VA_ARGS__, TT_INT64, int64, int64_t, INTK)   \
-    X(__VA_ARGS__, TT_UINT8, uint8, uint8_t, INTK)   \
-    X(__VA_ARGS__, TT_FLOAT16, float16, uint16_t, HALFK) \
-    X(__VA_ARGS__, TT_FLOAT32, float32, float, FLTK) \
-    X(__VA_ARGS__, TT_FLOAT64, float64, double, FLTK)
-
-#define TT_DTYPE_LIST_INNER(X, ...)                  \
-    X(__VA_ARGS__, TT_BOOL, bool, uint8_t, BOOLK)    \
-    X(__VA_ARGS__, TT_INT8, int8, int8_t, INTK)      \
-    X(__VA_ARGS__, TT_INT16, int16, int16_t, INTK)   \
-    X(__VA_ARGS__, TT_INT32, int32, int32_t, INTK)   \
-    X(__VA_ARGS__, TT_INT64, int64, int64_t, INTK)   \
-    X(__VA_ARGS__, TT_UINT8, uint8, uint8_t, INTK)   \
-    X(__VA_ARGS__, TT_FLOAT16, float16, uint16_t, HALFK) \
-    X(__VA_ARGS__, TT_FLOAT32, float32, float, FLTK) \
-    X(__VA_ARGS__, TT_FLOAT64, float64, double, FLTK)
-
-/* Loading a value of each kind. Bools load as 0/1, halves as float. */
-/* (b + 255) >> 8 is 0 for 0 and 1 for 1..255: "b != 0" without the branch GCC emits for it,
-   which mispredicts on every other element of a random mask (5 ns an element). */
-#define LOAD_BOOLK(T, p) ((int64_t)(((uint32_t)(*(const uint8_t *)(p)) + 255u) >> 8))
-#define LOAD_INTK(T, p) (*(const T *)(p))
-#define LOAD_HALFK(T, p) tt_half_to_float(*(const uint16_t *)(p))
-#define LOAD_FLTK(T, p) (*(const T *)(p))
-
-/* A loaded value as an int64, for integer destinations. */
-#define AS_INT_BOOLK(v) ((int64_t)(v))
-#define AS_INT_INTK(v) ((int64_t)(v))
-#define AS_INT_HALFK(v) float_to_i64((double)(v))
-#define AS_INT_FLTK(v) float_to_i64((double)(v))
-
-/* Storing into each kind; SK is the source kind. */
-#define STORE_BOOLK(T, p, SK, v) (*(uint8_t *)(p) = (uint8_t)((v) != 0))
-#define STORE_INTK(T, p, SK, v) (*(T *)(p) = (T)AS_INT_##SK(v))
-#define STORE_HALFK(T, p, SK, v) (*(uint16_t *)(p) = tt_float_to_half((float)(v)))
-#define STORE_FLTK(T, p, SK, v) (*(T *)(p) = (T)(v))
-
-/* One row function per (source, destination) pair: data[0] is dst, data[1] is src. */
-#define DEFINE_CAST(SC, SN, ST, SK, DC, DN, DT, DK)                                         \
-    static void cast_##SN##_to_##DN(char **data, const int64_t *strides, int64_t n,         \
-                                    void *ctx) {                                             \
-        (void)ctx;                                                                           \
-        char *dst = data[0];                                                                 \
-        const char *src = data[1];                                                           \
-        for (int64_t i = 0; i < n; i++) {                                                    \
-            STORE_##DK(DT, dst, SK, LOAD_##SK(ST, src));                                     \
-            dst += strides[0];                                                               \
-            src += strides[1];                                                               \
-        }                                                                                    \
-    }
-#define DEFINE_CASTS_FROM(_, SC, SN, ST, SK) TT_DTYPE_LIST_INNER(DEFINE_CAST, SC, SN, ST, SK)
-TT_DTYPE_LIST(DEFINE_CASTS_FROM, _)
-
-/* The dispatch table, indexed [source code][destination code]. */
-#define CAST_ENTRY(SC, SN, ST, SK, DC, DN, DT, DK) [DC] = cast_##SN##_to_##DN,
-#define CAST_ROW(_, SC, SN, ST, SK) [SC] = {TT_DTYPE_LIST_INNER(CAST_ENTRY, SC, SN, ST, SK)},
-static const tt_row_fn cast_table[TT_NUM_DTYPES][TT_NUM_DTYPES] = {TT_DTYPE_LIST(CAST_ROW, _)};
 
 /* ------------------------------------------------------------------ same-dtype fast rows
  * Without a conversion a copy only moves bytes, so one row per element size serves all dtypes.
@@ -196,7 +133,7 @@ static tt_row_fn cast_row(int src_dtype, int dst_dtype) {
         return f16c_float16_to_float32;
     }
 #endif
-    return cast_table[src_dtype][dst_dtype];
+    return cast_table_for_cpu()[src_dtype][dst_dtype];
 }
 
 static tt_row_fn move_row(size_t itemsize) {
@@ -255,7 +192,7 @@ tt_status tt_copy_strided(int ndim, const int64_t *shape,
     if (scalar_source && src_dtype != dst_dtype) {
         char *one[2] = {(char *)&converted, (char *)src};
         const int64_t unit[2] = {0, 0};
-        cast_table[src_dtype][dst_dtype](one, unit, 1, NULL);
+        tt_cast_table_baseline[src_dtype][dst_dtype](one, unit, 1, NULL);
         src = (uintptr_t)&converted;
         src_dtype = dst_dtype;
     }
