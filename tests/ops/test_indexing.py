@@ -664,6 +664,29 @@ def test_masked_fill(case, form):
     check([data, mask], fn)
 
 
+@pytest.mark.parametrize("dtype", [tt.bool, tt.int8, tt.float16, tt.float32, tt.int64], ids=lambda d: d.name)
+def test_masked_fill_of_a_large_tensor_on_threads(dtype):
+    """Large enough to split over threads (each range rewrites its elements as a select on the
+    bits); a random mask, a row mask broadcast, a transposed target and in place."""
+    rng = np.random.default_rng(7)
+    data = (rng.standard_normal((300, 500)) * 50).astype(dtype.numpy)
+    mask = rng.random((300, 500)) < 0.5
+    row = rng.random(500) < 0.5
+    value = np.array(3, dtype.numpy)
+    before = tt.get_num_threads()
+    tt.set_num_threads(2)
+    try:
+        x = tt.tensor(data)
+        assert x.masked_fill(tt.tensor(mask), 3).numpy().tobytes() == np.where(mask, value, data).tobytes()
+        assert x.masked_fill(tt.tensor(row), 3).numpy().tobytes() == np.where(row, value, data).tobytes()
+        got = tt.tensor(np.ascontiguousarray(data.T)).T.masked_fill(tt.tensor(mask), 3).numpy()
+        assert np.array_equal(got, np.where(mask, value, data))
+        x.masked_fill_(tt.tensor(mask), 3)
+        assert x.numpy().tobytes() == np.where(mask, value, data).tobytes()
+    finally:
+        tt.set_num_threads(before)
+
+
 @settings(max_examples=EXAMPLES * 2, deadline=None)
 @given(case=mask_cases(), swap=st.booleans(), method=st.booleans())
 def test_masked_select(case, swap, method):
