@@ -113,6 +113,17 @@ class ViewOps:
         new shape (what view_strides computes for it). None for the general path, which also
         raises the errors. A (4, 4) reshape(2, 8): 5.4 -> about 1 us."""
         sizes = shape[0] if len(shape) == 1 and type(shape[0]) in (tuple, list) else shape
+        numel = _prod(self._shape)
+        for size in sizes:
+            if type(size) is not int or size < 0:
+                break
+        else:  # explicit sizes, the commonest call: one loop and a product
+            if _prod(sizes) != numel:
+                return None
+            sizes = tuple(sizes)
+            result = self._view(sizes, _contiguous_strides(sizes), self._offset)
+            result._dense = True
+            return result
         known, infer = 1, -1
         for i, size in enumerate(sizes):
             if type(size) is not int:
@@ -123,14 +134,9 @@ class ViewOps:
                 infer = i
             else:
                 return None
-        numel = _prod(self._shape)
-        if infer >= 0:
-            if known == 0 or numel % known:
-                return None
-            sizes = (*sizes[:infer], numel // known, *sizes[infer + 1 :])
-        elif known != numel:
+        if known == 0 or numel % known:
             return None
-        sizes = tuple(sizes)
+        sizes = (*sizes[:infer], numel // known, *sizes[infer + 1 :])
         result = self._view(sizes, _contiguous_strides(sizes), self._offset)
         result._dense = True
         return result
