@@ -106,8 +106,19 @@ def _scalar_tensor(template: TensorImpl, value: Any, fn: str) -> Any:
 
 
 def _unique_operand(target: TensorImpl, operand: Any) -> Any:
-    """`operand`, cloned when it shares bytes with `target` (which is about to be written)."""
-    return operand.clone() if target._overlaps(operand) else operand
+    """`operand`, copied when it shares bytes with `target` (which is about to be written). The
+    copy keeps the operand's strides (in a buffer just long enough for them), because the plan's
+    strides were computed from the operand: a contiguous clone of a transposed value was read
+    with the transposed strides (``y[idx] = y.t()`` left y unchanged, and ``y[y[:, 0]] = 9`` read
+    indices past the clone's end)."""
+    if not target._overlaps(operand) or 0 in operand._shape:
+        return operand
+    span = 1 + sum((size - 1) * step for size, step in zip(operand._shape, operand._strides, strict=True))
+    copy = type(operand)._empty((span,), operand._dtype, "__setitem__")._view(operand._shape, operand._strides, 0)
+    lib_status = lib.tt_copy_strided(len(operand._shape), operand._shape, operand.data_ptr(), operand._strides,
+                                     operand._dtype.code, copy.data_ptr(), copy._strides, operand._dtype.code)
+    check(lib_status, "__setitem__")
+    return copy
 
 
 def _address(tensor: TensorImpl, offset: int) -> int:
@@ -163,7 +174,7 @@ def _scatter(fn: str, plan: _Indexed, target: TensorImpl, src: TensorImpl, src_s
         plan.dim_sizes, plan.dim_strides, int(plan.wrap), mode, target._dtype.code,
     )
     if status == lib.TT_ERR_INDEX:
-        _raise_out_of_range(fn, plan.indices, plan.dim_sizes, plan.dims, plan.wrap)
+        _raise_out_of_range(fn, indices, plan.dim_sizes, plan.dims, plan.wrap)   # as read, before any write
     check(status, fn)
 
 

@@ -660,3 +660,15 @@ def test_empty_tensors_with_huge_sizes_copy_without_overflow():
     assert x.numel() == 0 and x.clone().shape == (2**62, 4, 0)
     assert x.to(tt.float64).shape == x.shape and x.permute(2, 0, 1).contiguous().shape == (0, 2**62, 4)
     assert x.fill_(1).shape == x.shape
+
+
+@pytest.mark.parametrize("source", ["float16", "float32", "float64"])
+def test_float_to_integer_conversions_match_torch_out_of_range(source):
+    """int8/int16/int32 go through int32, uint8/int64 through int64; what does not fit (or NaN)
+    is the type's minimum, then wraps: PyTorch's results, value for value."""
+    values = [4294967551.0, 3e9, -3e9, float("nan"), float("inf"), -float("inf"), 70000.0, -40000.5, 2147483647.0,
+              2147483648.0, -2147483648.0, -2147483649.0, 1e19, 65535.9, -0.9, 255.5, -128.7]
+    for target in ("uint8", "int8", "int16", "int32", "int64"):
+        got = tt.tensor(values, dtype=tt.float64).to(getattr(tt, source)).to(getattr(tt, target)).tolist()
+        want = torch.tensor(values, dtype=torch.float64).to(getattr(torch, source)).to(getattr(torch, target)).tolist()
+        assert got == want, (source, target)

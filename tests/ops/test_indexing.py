@@ -687,6 +687,27 @@ def test_masked_fill_of_a_large_tensor_on_threads(dtype):
         tt.set_num_threads(before)
 
 
+def test_setitem_with_operands_that_share_the_targets_bytes():
+    """A value or index tensor that views the target is copied before the write, keeping its
+    strides (the plan was computed from them). NumPy's copy semantics are the reference (torch
+    refuses the overlap)."""
+    y, want = tt.arange(9.0).reshape(3, 3), np.arange(9.0).reshape(3, 3)
+    y[tt.tensor([0, 1, 2])] = y.t()
+    want[np.array([0, 1, 2])] = want.T.copy()
+    assert y.tolist() == want.tolist()
+    y, want = tt.arange(12).reshape(6, 2), np.arange(12).reshape(6, 2)
+    y[y[:3, 0]] = 7                                     # a strided index tensor into y itself
+    want[want[:3, 0].copy()] = 7
+    assert y.tolist() == want.tolist()
+    y, want = tt.arange(6.0), np.arange(6.0)
+    y.index_put_((tt.tensor([0, 1]),), y[1:3], accumulate=True)
+    np.add.at(want, [0, 1], want[1:3].copy())
+    assert y.tolist() == want.tolist()
+    y = tt.arange(8).reshape(4, 2)
+    with pytest.raises(IndexError, match="index 4 is out of bounds"):   # the index as it was read
+        y[y[:, 0]] = 9
+
+
 def test_masked_fill_stores_only_where_the_mask_is_true():
     """Two Python threads fill the even and the odd elements of one tensor at once (the kernels
     run without the GIL): a fill that also rewrote the elements its mask leaves alone would put

@@ -8,10 +8,11 @@
  * same bits on every build, which tests/ops/test_elementwise_isa.py checks). Before including
  * it, a file defines CAST_TABLE, the name its table is exported under.
  *
- * Conversions follow C, made total where C leaves them undefined: a float that does not fit
- * in int64 (or is NaN) becomes INT64_MIN, the x86 "integer indefinite" value NumPy and PyTorch
- * show on this machine; narrower integers then wrap modulo 2^bits, as they do. Anything to bool
- * is (x != 0), so NaN is true.
+ * Conversions follow C, made total where C leaves them undefined, with PyTorch's choices: a float
+ * becomes an int8, int16 or int32 through int32 and a uint8 or int64 through int64; a value that
+ * does not fit that type (or NaN) becomes its minimum, the x86 "integer indefinite" value
+ * (INT32_MIN, INT64_MIN); narrower integers then wrap modulo 2^bits. Anything to bool is
+ * (x != 0), so NaN is true.
  */
 #include <stdint.h>
 
@@ -21,6 +22,14 @@
 extern const tt_row_fn tt_cast_table_baseline[TT_NUM_DTYPES][TT_NUM_DTYPES];   /* copy.c */
 extern const tt_row_fn tt_cast_table_avx2[TT_NUM_DTYPES][TT_NUM_DTYPES];       /* cast_avx2.c, x86 */
 extern const tt_row_fn tt_cast_table_avx512[TT_NUM_DTYPES][TT_NUM_DTYPES];     /* cast_avx512.c, x86 */
+
+/* The x86 truncating conversion to int32, made total: out of range or NaN gives INT32_MIN. */
+static inline int64_t float_to_i32(double value) {
+    if (!(value >= -2147483648.0 && value < 2147483648.0)) {
+        return INT32_MIN;
+    }
+    return (int32_t)value;
+}
 
 static inline int64_t float_to_i64(double value) {
     /* 2^63 is exactly representable as a double; the valid range is [-2^63, 2^63). */
@@ -65,14 +74,18 @@ static inline int64_t float_to_i64(double value) {
 #define LOAD_FLTK(T, p) (*(const T *)(p))
 
 /* A loaded value as an int64, for integer destinations. */
-#define AS_INT_BOOLK(v) ((int64_t)(v))
-#define AS_INT_INTK(v) ((int64_t)(v))
-#define AS_INT_HALFK(v) float_to_i64((double)(v))
-#define AS_INT_FLTK(v) float_to_i64((double)(v))
+/* A loaded value as an int64, for an integer destination of type T. A float goes through int32
+   for int8, int16 and int32 destinations and through int64 for uint8 and int64 ones, as PyTorch
+   converts (so 3e9 is INT32_MIN as int32 and 0 as int16, and 2^32 + 255 is 255 as uint8). */
+#define NARROW_SIGNED(T) ((T)-1 < 0 && sizeof(T) <= 4)
+#define AS_INT_BOOLK(T, v) ((int64_t)(v))
+#define AS_INT_INTK(T, v) ((int64_t)(v))
+#define AS_INT_HALFK(T, v) (NARROW_SIGNED(T) ? float_to_i32((double)(v)) : float_to_i64((double)(v)))
+#define AS_INT_FLTK(T, v) (NARROW_SIGNED(T) ? float_to_i32((double)(v)) : float_to_i64((double)(v)))
 
 /* Storing into each kind; SK is the source kind. */
 #define STORE_BOOLK(T, p, SK, v) (*(uint8_t *)(p) = (uint8_t)((v) != 0))
-#define STORE_INTK(T, p, SK, v) (*(T *)(p) = (T)AS_INT_##SK(v))
+#define STORE_INTK(T, p, SK, v) (*(T *)(p) = (T)AS_INT_##SK(T, v))
 #define STORE_HALFK(T, p, SK, v) (*(uint16_t *)(p) = tt_float_to_half((float)(v)))
 #define STORE_FLTK(T, p, SK, v) (*(T *)(p) = (T)(v))
 
