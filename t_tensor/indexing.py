@@ -115,9 +115,9 @@ def _unique_operand(target: TensorImpl, operand: Any) -> Any:
         return operand
     span = 1 + sum((size - 1) * step for size, step in zip(operand._shape, operand._strides, strict=True))
     copy = type(operand)._empty((span,), operand._dtype, "__setitem__")._view(operand._shape, operand._strides, 0)
-    lib_status = lib.tt_copy_strided(len(operand._shape), operand._shape, operand.data_ptr(), operand._strides,
-                                     operand._dtype.code, copy.data_ptr(), copy._strides, operand._dtype.code)
-    check(lib_status, "__setitem__")
+    status = lib.tt_copy_strided(len(operand._shape), operand._shape, operand.data_ptr(), operand._strides,
+                                 operand._dtype.code, copy.data_ptr(), copy._strides, operand._dtype.code)
+    check(status, "__setitem__")
     return copy
 
 

@@ -114,29 +114,29 @@ class ViewOps:
         raises the errors. A (4, 4) reshape(2, 8): 5.4 -> about 1 us."""
         sizes = shape[0] if len(shape) == 1 and type(shape[0]) in (tuple, list) else shape
         numel = _prod(self._shape)
+        explicit = True
         for size in sizes:
             if type(size) is not int or size < 0:
+                explicit = False
                 break
-        else:  # explicit sizes, the commonest call: one loop and a product
+        if explicit:  # the commonest call: one loop and a product
             if _prod(sizes) != numel:
                 return None
             sizes = tuple(sizes)
-            result = self._view(sizes, _contiguous_strides(sizes), self._offset)
-            result._dense = True
-            return result
-        known, infer = 1, -1
-        for i, size in enumerate(sizes):
-            if type(size) is not int:
+        else:  # a -1 to resolve (or a size the general path refuses)
+            known, infer = 1, -1
+            for i, size in enumerate(sizes):
+                if type(size) is not int:
+                    return None
+                if size >= 0:
+                    known *= size
+                elif size == -1 and infer < 0:
+                    infer = i
+                else:
+                    return None
+            if infer < 0 or known == 0 or numel % known:
                 return None
-            if size >= 0:
-                known *= size
-            elif size == -1 and infer < 0:
-                infer = i
-            else:
-                return None
-        if known == 0 or numel % known:
-            return None
-        sizes = (*sizes[:infer], numel // known, *sizes[infer + 1 :])
+            sizes = (*sizes[:infer], numel // known, *sizes[infer + 1 :])
         result = self._view(sizes, _contiguous_strides(sizes), self._offset)
         result._dense = True
         return result

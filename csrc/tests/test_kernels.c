@@ -3,8 +3,9 @@
  * conversions (kernels/half.h), the random fills (kernels/random.c) and DLPack (dlpack.c).
  *
  * Expected values come from reference code written here, independently of the kernels:
- *   - casts follow the rules stated in copy.c: float -> int truncates toward zero, NaN or a
- *     float outside [-2^63, 2^63) becomes INT64_MIN, narrower integers wrap modulo 2^bits,
+ *   - casts follow the rules stated in cast_rows.h: float -> int truncates toward zero, through
+ *     int32 for int8/int16/int32 and through int64 for uint8/int64 (as PyTorch); NaN or a float
+ *     outside that type's range becomes its minimum, narrower integers wrap modulo 2^bits,
  *     anything -> bool is (x != 0) (NaN is true), bool -> x gives 0/1, integer and double ->
  *     float16 go through float32 (as STORE_HALFK does, and as PyTorch does);
  *   - float16 encoding/decoding is done with ldexp/frexp/rint instead of bit tricks.
@@ -106,6 +107,13 @@ static int64_t ref_float_to_int64(double f) {
     return (int64_t)trunc(f);
 }
 
+static int64_t ref_float_to_int32(double f) {
+    if (isnan(f) || f >= 2147483648.0 || f < -2147483648.0) {
+        return INT32_MIN;
+    }
+    return (int64_t)trunc(f);
+}
+
 /* Writes v converted to `dtype` into out (itemsize bytes). */
 static void store_ref(int dtype, value v, void *out) {
     if (dtype == TT_BOOL) {
@@ -118,8 +126,10 @@ static void store_ref(int dtype, value v, void *out) {
     } else if (dtype == TT_FLOAT64) {
         *(double *)out = v.is_float ? v.f : (double)v.i;
     } else {
-        /* Integers: to int64, then keep the low bytes (wrap modulo 2^bits; little-endian). */
-        uint64_t wide = (uint64_t)(v.is_float ? ref_float_to_int64(v.f) : v.i);
+        /* Integers: to int32 (signed destinations up to 32 bits) or int64, then keep the low bytes
+           (wrap modulo 2^bits; little-endian). */
+        const int via_int32 = dtype == TT_INT8 || dtype == TT_INT16 || dtype == TT_INT32;
+        uint64_t wide = (uint64_t)(v.is_float ? (via_int32 ? ref_float_to_int32(v.f) : ref_float_to_int64(v.f)) : v.i);
         memcpy(out, &wide, tt_dtype_itemsize(dtype));
     }
 }
