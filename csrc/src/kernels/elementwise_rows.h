@@ -254,6 +254,7 @@ DEFINE_FLOAT_ACTIVATIONS(double)
 #define SIGN_F(x) BY_TYPE(sign, x)(x)
 #define SQUARE_I(x) wrap_mul(x, x)
 #define SQUARE_F(x) ((x) * (x))
+#define CUBE_F(x) ((x) * (x) * (x))      /* (x * x) * x: C multiplies left to right */
 #define RELU_I(x) ((x) > 0 ? (x) : 0)
 #define RELU_F(x) BY_TYPE(relu, x)(x)
 #define EXP_F(x) exp(x)
@@ -562,6 +563,7 @@ DEFINE_WHERE_BITS(64)
     X(FLOAT_DTYPES, VEC, SIGMOID) X(FLOAT_DTYPES, VEC, ERF)               \
     X(FLOAT_DTYPES, VEC, GELU) X(FLOAT_DTYPES, VEC, GELU_TANH)            \
     X(FLOAT_DTYPES, VEC, SILU) X(FLOAT_DTYPES, SAME, EXP2)                 \
+    X(FLOAT_DTYPES, SAME, CUBE)                                             \
     X(INTEGRAL_DTYPES, SAME, BITWISE_NOT) X(ALL_DTYPES, PRED, LOGICAL_NOT)  \
     X(ALL_DTYPES, PRED, ISNAN) X(ALL_DTYPES, PRED, ISINF)                   \
     X(ALL_DTYPES, PRED, ISFINITE) X(ALL_DTYPES, PRED, SIGNBIT)

@@ -7,14 +7,15 @@
 
 /* Operations of one input. Output dtype = input dtype, except the predicates (LOGICAL_NOT,
    ISNAN, ISINF, ISFINITE, SIGNBIT), whose output is bool. GELU is the exact (erf) form, GELU_TANH
-   PyTorch's tanh approximation; SILU is x * sigmoid(x); EXP2 is 2 ** x. Which dtypes each op takes is listed in
+   PyTorch's tanh approximation; SILU is x * sigmoid(x); EXP2 is 2 ** x; CUBE is (x * x) * x,
+   each product rounded, as PyTorch computes x ** 3 (t_tensor's pow runs it for that exponent). Which dtypes each op takes is listed in
    csrc/src/kernels/elementwise_rows.h; another dtype gives TT_ERR_UNSUPPORTED_DTYPE. */
 typedef enum tt_unary_op {
     TT_NEG, TT_ABS, TT_SIGN, TT_SQUARE, TT_RELU,
     TT_EXP, TT_EXPM1, TT_LOG, TT_LOG1P, TT_LOG2, TT_LOG10, TT_SQRT, TT_RSQRT, TT_RECIPROCAL,
     TT_SIN, TT_COS, TT_TAN, TT_ASIN, TT_ACOS, TT_ATAN, TT_SINH, TT_COSH, TT_TANH,
     TT_ASINH, TT_ACOSH, TT_ATANH, TT_FLOOR, TT_CEIL, TT_ROUND, TT_TRUNC, TT_SIGMOID, TT_ERF,
-    TT_GELU, TT_GELU_TANH, TT_SILU, TT_EXP2,
+    TT_GELU, TT_GELU_TANH, TT_SILU, TT_EXP2, TT_CUBE,
     TT_BITWISE_NOT, TT_LOGICAL_NOT, TT_ISNAN, TT_ISINF, TT_ISFINITE, TT_SIGNBIT,
     TT_NUM_UNARY_OPS
 } tt_unary_op;
