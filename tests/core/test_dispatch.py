@@ -285,7 +285,9 @@ def test_cat_fast_path_equals_numpy_and_the_general_path(dtype, shapes, dim) -> 
 @pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
 @pytest.mark.parametrize("dim", [0, -1, 1])
 def test_stack_fast_path_equals_numpy(shape, dim) -> None:
-    if not -len(shape) - 1 <= dim <= len(shape):
+    if not -len(shape) - 1 <= dim <= len(shape):   # left to the general path, which raises
+        with pytest.raises(IndexError, match="dimension out of range"):
+            tt.stack([tt.zeros(shape)] * 3, dim)
         return
     arrays = [np.resize(values_of(tt.float32), shape) + k for k in range(3)]
     got = tt.stack([tt.tensor(a) for a in arrays], dim)

@@ -22,17 +22,7 @@
 #include "cast_rows.h"
 
 /* The conversion rows of the widest instruction set this CPU has and the environment allows. */
-static const tt_row_fn (*cast_table_for_cpu(void))[TT_NUM_DTYPES] {
-#if TT_HAVE_X86
-    if (tt_cpu_use_avx512_core()) {
-        return tt_cast_table_avx512;
-    }
-    if (tt_cpu_use_avx2()) {
-        return tt_cast_table_avx2;
-    }
-#endif
-    return tt_cast_table_baseline;
-}
+static const tt_row_fn (*cast_table_for_cpu(void))[TT_NUM_DTYPES] { return TT_WIDEST_BUILD(tt_cast_table); }
 
 /* ------------------------------------------------------------------ same-dtype fast rows
  * Without a conversion a copy only moves bytes, so one row per element size serves all dtypes.

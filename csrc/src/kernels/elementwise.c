@@ -24,17 +24,7 @@
 #include "elementwise_rows.h"
 
 /* The row tables of the widest instruction set this CPU has and the environment allows. */
-static const ew_tables *row_tables(void) {
-#if TT_HAVE_X86
-    if (tt_cpu_use_avx512_core()) {
-        return &tt_ew_tables_avx512;
-    }
-    if (tt_cpu_use_avx2()) {
-        return &tt_ew_tables_avx2;
-    }
-#endif
-    return &tt_ew_tables_baseline;
-}
+static const ew_tables *row_tables(void) { return TT_WIDEST_BUILD(&tt_ew_tables); }  /* &tt_ew_tables_avx512, ... */
 
 const char *tt_elementwise_kernel_name(void) {
     const ew_tables *tables = row_tables();

@@ -497,24 +497,14 @@ tt_status tt_nonzero(int ndim, const int64_t *shape, uintptr_t x, const int64_t 
     DEFINE_MASKED_FILL(64, SFX, ATTR)                                                             \
     static const tt_row_fn masked_fill_rows##SFX[9] = {[1] = masked_fill_8##SFX, [2] = masked_fill_16##SFX, \
                                                        [4] = masked_fill_32##SFX, [8] = masked_fill_64##SFX};
-DEFINE_MASKED_FILLS(, )
+DEFINE_MASKED_FILLS(_baseline, )
 #if TT_HAVE_X86
 DEFINE_MASKED_FILLS(_avx2, __attribute__((target("avx2"))))
 DEFINE_MASKED_FILLS(_avx512, __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,prefer-vector-width=512"))))
 #endif
 
 /* The masked fill row for an element size, from the widest build this CPU has. */
-static tt_row_fn masked_fill_row(size_t itemsize) {
-#if TT_HAVE_X86
-    if (tt_cpu_use_avx512_core()) {
-        return masked_fill_rows_avx512[itemsize];
-    }
-    if (tt_cpu_use_avx2()) {
-        return masked_fill_rows_avx2[itemsize];
-    }
-#endif
-    return masked_fill_rows[itemsize];
-}
+static tt_row_fn masked_fill_row(size_t itemsize) { return TT_WIDEST_BUILD(masked_fill_rows)[itemsize]; }
 
 typedef struct masked_fill_job {
     const tt_iter *iter;
