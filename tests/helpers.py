@@ -244,3 +244,26 @@ def num_threads(n: int) -> Iterator[None]:
         yield
     finally:
         tt.set_num_threads(before)
+
+
+# Float32 accuracy (tests/ops/test_vmath.py, tests/ops/test_wide_math.py)
+
+SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-45, -1e-45, 1.1754944e-38,
+                     3.4028235e38, -3.4028235e38, 88.72283, 88.72284, -87.33655, -103.97208, -103.97209],
+                    dtype=np.float32)
+
+
+def sweep_inputs(interval: tuple[float, float], n: int = 1 << 20) -> np.ndarray:
+    """2^20 float32 values evenly spaced in bit pattern over all finite floats of both signs, a
+    dense linear sweep of `interval`, and the special values."""
+    positive = np.linspace(0, 0x7F7FFFFF, n // 2, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    linear = np.linspace(interval[0], interval[1], n, dtype=np.float64).astype(np.float32)
+    return np.concatenate([positive, -positive, linear, SPECIALS])
+
+
+def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """How many float32 values lie between a and b (both finite float32 arrays)."""
+    def ordered(v: np.ndarray) -> np.ndarray:
+        i = v.view(np.int32).astype(np.int64)
+        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+    return np.abs(ordered(a) - ordered(b))

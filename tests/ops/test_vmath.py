@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import sweep_inputs, ulp_distance
 
 import t_tensor as tt
 from t_tensor._capi import ffi, lib
@@ -71,27 +72,6 @@ FUNCTIONS = {
 # plus one ULP of margin.
 MEASURED = {"exp": 1, "log": 1, "tanh": 1, "sigmoid": 2, "silu": 3, "erf": 1, "gelu": 4, "gelu_tanh": 3}
 BOUNDS = {path: {name: ulp + 1 for name, ulp in MEASURED.items()} for path in ("avx512", "avx2", "generic")}
-
-SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-45, -1e-45, 1.1754944e-38,
-                     3.4028235e38, -3.4028235e38, 88.72283, 88.72284, -87.33655, -103.97208, -103.97209],
-                    dtype=np.float32)
-
-
-def sweep_inputs(interval: tuple[float, float], n: int = 1 << 20) -> np.ndarray:
-    """2^20 float32 values evenly spaced in bit pattern over all finite floats of both signs, a
-    dense linear sweep of `interval`, and the special values."""
-    positive = np.linspace(0, 0x7F7FFFFF, n // 2, dtype=np.uint64).astype(np.uint32).view(np.float32)
-    linear = np.linspace(interval[0], interval[1], n, dtype=np.float64).astype(np.float32)
-    return np.concatenate([positive, -positive, linear, SPECIALS])
-
-
-def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """How many float32 values lie between a and b (both finite float32 arrays)."""
-    def ordered(v: np.ndarray) -> np.ndarray:
-        i = v.view(np.int32).astype(np.int64)
-        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
-    return np.abs(ordered(a) - ordered(b))
-
 
 def measure(name: str) -> dict:
     """Max ULP error of one function over its sweep, the input where it occurs, and the count of
@@ -184,7 +164,7 @@ def test_avx512_bit_identical_to_avx2(name):
 
 def test_vmath_ulp_generic_path():
     env = dict(os.environ, TT_GENERIC_KERNELS="1", PYTHONPATH=str(ROOT))
-    code = ("import json, sys; sys.path.insert(0, 'tests/ops'); import test_vmath as v; "
+    code = ("import json, sys; sys.path[:0] = ['tests', 'tests/ops']; import test_vmath as v; "
             "print(json.dumps(v.measure_all()))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     report = json.loads(out.stdout.strip().splitlines()[-1])
@@ -267,7 +247,7 @@ def test_softmax_lines_simd_paths(path):
 
 def test_softmax_lines_generic_path():
     env = dict(os.environ, TT_GENERIC_KERNELS="1", PYTHONPATH=str(ROOT))
-    code = ("import json, sys; sys.path.insert(0, 'tests/ops'); import test_vmath as v; "
+    code = ("import json, sys; sys.path[:0] = ['tests', 'tests/ops']; import test_vmath as v; "
             "print(json.dumps(v.softmax_errors()))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     _check_softmax(json.loads(out.stdout.strip().splitlines()[-1]))

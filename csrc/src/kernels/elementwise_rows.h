@@ -28,10 +28,18 @@
 #include <stdint.h>
 #include <tgmath.h>
 
+/* Floating-point operations may be assumed not to trap (nothing here reads the exception flags):
+   without this GCC keeps every `c ? a : b` whose arms could raise one as a branch, and the loops
+   over wide_math.h's functions, all selects, would not vectorize. Values are unchanged. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+
 #include "dtype_list.h"
 #include "elementwise_internal.h"
 #include "tt/kernels/elementwise.h"
 #include "vmath.h"
+#include "wide_math.h"
 
 /* ------------------------------------------------------------------ integer helpers */
 
@@ -189,6 +197,9 @@ DEFINE_FLOAT_ACTIVATIONS(double)
 
 /* Pick the float or double helper by the argument's type (float16 computes in float). */
 #define BY_TYPE(NAME, x) _Generic((x), float: NAME##_float, double: NAME##_double)
+/* float (and float16) through wide_math.h's vectorizable function WIDE, double through LIBM (a
+   C library function or a helper above). */
+#define WIDE_OR(WIDE, LIBM, x) _Generic((x), float: WIDE, default: LIBM)
 
 /* ------------------------------------------------------------------ op expressions
  * NAME_K(a, b) for kind K (B, I, F; X where one expression serves every kind). `error`, a
@@ -215,17 +226,17 @@ DEFINE_FLOAT_ACTIVATIONS(double)
 #define MINIMUM_B(a, b) ((a) & (b))
 #define MINIMUM_I(a, b) ((a) < (b) ? (a) : (b))
 #define MINIMUM_F(a, b) BY_TYPE(minimum, a)(a, b)
-#define ATAN2_F(a, b) atan2(a, b)
+#define ATAN2_F(a, b) WIDE_OR(wide_atan2f, atan2, a)(a, b)
 #define BITWISE_AND_B(a, b) ((a) & (b))
 #define BITWISE_AND_I(a, b) ((a) & (b))
 #define BITWISE_OR_B(a, b) ((a) | (b))
 #define BITWISE_OR_I(a, b) ((a) | (b))
 #define BITWISE_XOR_B(a, b) ((a) ^ (b))
 #define BITWISE_XOR_I(a, b) ((a) ^ (b))
-#define HYPOT_F(a, b) hypot(a, b)
+#define HYPOT_F(a, b) WIDE_OR(wide_hypotf, hypot, a)(a, b)
 #define COPYSIGN_F(a, b) copysign(a, b)
-#define LOGADDEXP_F(a, b) BY_TYPE(logaddexp, a)(a, b)
-#define LOGADDEXP2_F(a, b) BY_TYPE(logaddexp2, a)(a, b)
+#define LOGADDEXP_F(a, b) WIDE_OR(wide_logaddexpf, logaddexp_double, a)(a, b)
+#define LOGADDEXP2_F(a, b) WIDE_OR(wide_logaddexp2f, logaddexp2_double, a)(a, b)
 #define FMOD_I(a, b) int_fmod(a, b, error)
 #define FMOD_F(a, b) fmod(a, b)
 #define BITWISE_LEFT_SHIFT_I(a, b) shift_left(a, b)
@@ -258,26 +269,26 @@ DEFINE_FLOAT_ACTIVATIONS(double)
 #define RELU_I(x) ((x) > 0 ? (x) : 0)
 #define RELU_F(x) BY_TYPE(relu, x)(x)
 #define EXP_F(x) exp(x)
-#define EXPM1_F(x) expm1(x)
+#define EXPM1_F(x) WIDE_OR(wide_expm1f, expm1, x)(x)
 #define LOG_F(x) log(x)
-#define LOG1P_F(x) log1p(x)
-#define LOG2_F(x) log2(x)
-#define LOG10_F(x) log10(x)
+#define LOG1P_F(x) WIDE_OR(wide_log1pf, log1p, x)(x)
+#define LOG2_F(x) WIDE_OR(wide_log2f, log2, x)(x)
+#define LOG10_F(x) WIDE_OR(wide_log10f, log10, x)(x)
 #define SQRT_F(x) sqrt(x)
 #define RSQRT_F(x) (1 / sqrt(x))
 #define RECIPROCAL_F(x) (1 / (x))
 #define SIN_F(x) sin(x)
 #define COS_F(x) cos(x)
 #define TAN_F(x) tan(x)
-#define ASIN_F(x) asin(x)
-#define ACOS_F(x) acos(x)
-#define ATAN_F(x) atan(x)
-#define SINH_F(x) sinh(x)
-#define COSH_F(x) cosh(x)
+#define ASIN_F(x) WIDE_OR(wide_asinf, asin, x)(x)
+#define ACOS_F(x) WIDE_OR(wide_acosf, acos, x)(x)
+#define ATAN_F(x) WIDE_OR(wide_atanf, atan, x)(x)
+#define SINH_F(x) WIDE_OR(wide_sinhf, sinh, x)(x)
+#define COSH_F(x) WIDE_OR(wide_coshf, cosh, x)(x)
 #define TANH_F(x) tanh(x)
-#define ASINH_F(x) asinh(x)
-#define ACOSH_F(x) acosh(x)
-#define ATANH_F(x) atanh(x)
+#define ASINH_F(x) WIDE_OR(wide_asinhf, asinh, x)(x)
+#define ACOSH_F(x) WIDE_OR(wide_acoshf, acosh, x)(x)
+#define ATANH_F(x) WIDE_OR(wide_atanhf, atanh, x)(x)
 #define FLOOR_F(x) floor(x)
 #define CEIL_F(x) ceil(x)
 #define ROUND_F(x) nearbyint(x)          /* default rounding mode: half to even */
@@ -300,9 +311,9 @@ DEFINE_FLOAT_ACTIVATIONS(double)
 #define GELU_F(x) BY_TYPE(gelu, x)(x)
 #define GELU_TANH_F(x) BY_TYPE(gelu_tanh, x)(x)
 #define SILU_F(x) BY_TYPE(silu, x)(x)
-#define EXP2_F(x) exp2(x)
+#define EXP2_F(x) WIDE_OR(wide_exp2f, exp2, x)(x)
 /* parameterized (p0, p1 are the row's doubles; the helper's prototype converts them) */
-#define SOFTPLUS_F(x) BY_TYPE(softplus, x)(x, p0, p1)
+#define SOFTPLUS_F(x) WIDE_OR(wide_softplusf, softplus_double, x)(x, p0, p1)
 #define LEAKY_RELU_F(x) BY_TYPE(leaky_relu, x)(x, p0)
 #define ELU_F(x) BY_TYPE(elu, x)(x, p0)
 #define LOGIT_F(x) BY_TYPE(logit, x)(x, p0, p1 != 0)
@@ -405,6 +416,52 @@ DEFINE_FLOAT_ACTIVATIONS(double)
         }                                                                                         \
     }
 
+/* float16 and float32 rows of sin, cos and tan: wide_math.h's vectorized function over a chunk
+   loaded into a float buffer (any stride, in place too), then the C library for the elements the
+   vector reduction does not cover (|x| > 2^20, inf, NaN), which are rare. */
+#define WIDE_TRIG_CHUNK 256
+#define WIDE_TRIG_OUTSIDE(v) (!(fabs(v) <= WM_TRIG_MAX))
+#define DEFINE_WIDE_TRIG_ROW(NAME, T, LD, ST, WIDE, LIBM)                                         \
+    static void NAME(char **data, const int64_t *s, int64_t n, void *ctx) {                      \
+        (void)ctx;                                                                                \
+        char *o = data[0];                                                                        \
+        const char *px = data[1];                                                                 \
+        float in[WIDE_TRIG_CHUNK], out[WIDE_TRIG_CHUNK];                                          \
+        for (int64_t i0 = 0; i0 < n; i0 += WIDE_TRIG_CHUNK) {                                     \
+            const int64_t c = n - i0 < WIDE_TRIG_CHUNK ? n - i0 : WIDE_TRIG_CHUNK;                \
+            if (s[1] == (int64_t)sizeof(T)) { /* the common case, as a loop that vectorizes */    \
+                for (int64_t i = 0; i < c; i++) {                                                 \
+                    in[i] = (float)LD(T, px + (i0 + i) * (int64_t)sizeof(T));                    \
+                }                                                                                 \
+            } else {                                                                              \
+                for (int64_t i = 0; i < c; i++) {                                                 \
+                    in[i] = (float)LD(T, px + (i0 + i) * s[1]);                                   \
+                }                                                                                 \
+            }                                                                                     \
+            int outside = 0;                                                                      \
+            for (int64_t i = 0; i < c; i++) {                                                     \
+                out[i] = WIDE(in[i]);                                                             \
+                outside |= WIDE_TRIG_OUTSIDE(in[i]);                                              \
+            }                                                                                     \
+            if (outside) {                                                                        \
+                for (int64_t i = 0; i < c; i++) {                                                 \
+                    if (WIDE_TRIG_OUTSIDE(in[i])) {                                               \
+                        out[i] = (float)LIBM((double)in[i]); /* full reduction, then rounded */   \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
+            if (s[0] == (int64_t)sizeof(T)) {                                                     \
+                for (int64_t i = 0; i < c; i++) {                                                 \
+                    ST(T, o + (i0 + i) * (int64_t)sizeof(T), out[i]);                             \
+                }                                                                                 \
+            } else {                                                                              \
+                for (int64_t i = 0; i < c; i++) {                                                 \
+                    ST(T, o + (i0 + i) * s[0], out[i]);                                           \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+    }
+
 #define TERNARY_LOOP(T, CT, LD, ST, EXPR, SO, SA, SB, SC)                         \
     for (int64_t i = 0; i < n; i++) {                                             \
         CT a = (CT)LD(T, pa + i * (SA));                                          \
@@ -491,6 +548,19 @@ DEFINE_WHERE_BITS(64)
 #define GEN_UNARY_VEC_float32(OP, name, T, CT, LD, ST, K) DEFINE_VMATH_ROW(unary_##OP##_##name, T, LD, ST, VMATH_##OP)
 #define GEN_UNARY_VEC_float64(OP, name, T, CT, LD, ST, K) \
     DEFINE_UNARY_ROW(unary_##OP##_##name, T, CT, LD, T, ST, OP##_##K)
+/* TRIG: float16/float32 through DEFINE_WIDE_TRIG_ROW, float64 through the expression. */
+#define GEN_UNARY_TRIG(OP, name, T, CT, LD, ST, K, CODE) GEN_UNARY_TRIG_##name(OP, name, T, CT, LD, ST, K)
+#define GEN_UNARY_TRIG_float16(OP, name, T, CT, LD, ST, K) \
+    DEFINE_WIDE_TRIG_ROW(unary_##OP##_##name, T, LD, ST, WIDE_##OP, LIBM_##OP)
+#define GEN_UNARY_TRIG_float32(OP, name, T, CT, LD, ST, K) \
+    DEFINE_WIDE_TRIG_ROW(unary_##OP##_##name, T, LD, ST, WIDE_##OP, LIBM_##OP)
+#define GEN_UNARY_TRIG_float64 GEN_UNARY_VEC_float64
+#define WIDE_SIN wide_sinf
+#define WIDE_COS wide_cosf
+#define WIDE_TAN wide_tanf
+#define LIBM_SIN sin
+#define LIBM_COS cos
+#define LIBM_TAN tan
 #define VMATH_EXP tt_vexp_f32
 #define VMATH_LOG tt_vlog_f32
 #define VMATH_TANH tt_vtanh_f32
@@ -552,8 +622,8 @@ DEFINE_WHERE_BITS(64)
     X(FLOAT_DTYPES, SAME, LOG1P) X(FLOAT_DTYPES, SAME, LOG2)                \
     X(FLOAT_DTYPES, SAME, LOG10) X(FLOAT_DTYPES, SAME, SQRT)                \
     X(FLOAT_DTYPES, SAME, RSQRT) X(FLOAT_DTYPES, SAME, RECIPROCAL)          \
-    X(FLOAT_DTYPES, SAME, SIN) X(FLOAT_DTYPES, SAME, COS)                   \
-    X(FLOAT_DTYPES, SAME, TAN) X(FLOAT_DTYPES, SAME, ASIN)                  \
+    X(FLOAT_DTYPES, TRIG, SIN) X(FLOAT_DTYPES, TRIG, COS)                   \
+    X(FLOAT_DTYPES, TRIG, TAN) X(FLOAT_DTYPES, SAME, ASIN)                  \
     X(FLOAT_DTYPES, SAME, ACOS) X(FLOAT_DTYPES, SAME, ATAN)                 \
     X(FLOAT_DTYPES, SAME, SINH) X(FLOAT_DTYPES, SAME, COSH)                 \
     X(FLOAT_DTYPES, VEC, TANH) X(FLOAT_DTYPES, SAME, ASINH)                \

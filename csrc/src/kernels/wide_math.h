@@ -1,0 +1,483 @@
+/*
+ * wide_math.h (internal): float32 transcendental functions written so that a loop calling them
+ * vectorizes.
+ *
+ * Included by elementwise_rows.h, so it is compiled in each of its three builds (baseline, AVX2,
+ * AVX-512). The float32 (and float16, which computes in float) rows of sin, cos, tan, asin, acos,
+ * atan, sinh, cosh, asinh, acosh, atanh, exp2, expm1, log2, log10, log1p, atan2, hypot,
+ * logaddexp, logaddexp2 and softplus call these instead of the C library's scalar functions,
+ * which no compiler vectorizes: on (256, 512) float32, 2 threads, sin went from 376 us to 52,
+ * log1p from 811 to 40 (docs/performance_vmath.md has the table and the accuracy of each).
+ *
+ * How they vectorize: no branches and no library calls. Both sides of every choice are computed
+ * and the answer selected (c ? a : b on values already computed, which elementwise_rows.h lets
+ * GCC turn into blends with no-trapping-math), integers are taken from the bits of floats, and
+ * rounding to an integer uses the 1.5 * 2^23 (2^52) trick instead of a conversion instruction
+ * AVX2 lacks. Only IEEE operations (+ - * / sqrt) are used and contraction into fused
+ * multiply-adds is off in the builds, so all three builds give the same bits.
+ *
+ * Two precisions:
+ *   - float (wf_ helpers): sin, cos, tan, asin, acos, atan, atan2, exp2, expm1, log2, log10,
+ *     log1p, logaddexp, logaddexp2, softplus. Twice the lanes of double; the error is a few float
+ *     roundings, 1-3 ULP (the bounds measured and asserted in tests/ops/test_wide_math.py).
+ *   - double (wm_ helpers): sinh, cosh, asinh, acosh, atanh, hypot, and the reduction of sin,
+ *     cos and tan modulo pi/2. A float argument is exact in double and every step keeps a relative
+ *     error near 2^-50, so the one rounding that matters is the final double -> float conversion:
+ *     the correctly rounded float in every case measured (0 ULP). Overflow and underflow of the
+ *     float result come out right for free: the double intermediate has room, and the conversion
+ *     rounds to inf, a subnormal or 0. These were already faster than PyTorch's in double, or
+ *     close, so they stayed there.
+ *
+ * The polynomials are truncated Taylor series on small reduced ranges: a few terms longer than
+ * minimax fits, but their coefficients are exact facts (1/k!, 1/(2k+1)) and their error is the
+ * first omitted term, stated beside each one.
+ *
+ * sin, cos and tan reduce the argument modulo pi/2 in double with a three-part pi/2, exact for
+ * |x| <= 2^20; larger arguments (and inf and NaN) are recomputed by the C library after the
+ * vector loop (elementwise_rows.h, DEFINE_WIDE_TRIG_ROW), which does the full reduction.
+ */
+#ifndef TT_KERNELS_WIDE_MATH_H
+#define TT_KERNELS_WIDE_MATH_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Every function is inlined into the row loops: a call would stop the loop vectorizing (GCC
+   otherwise keeps the larger ones out of line in rows with several loop variants). */
+#if defined(__GNUC__)
+#define WM_INLINE static inline __attribute__((always_inline))
+#else
+#define WM_INLINE static inline
+#endif
+
+#define WM_MAGIC 0x1.8p52                  /* x + 1.5 * 2^52 - 1.5 * 2^52 rounds x to an integer */
+#define WM_LOG2E 0x1.71547652b82fep+0
+#define WM_LN2 0x1.62e42fefa39efp-1
+#define WM_LN2_HI 0x1.62e42fee00000p-1     /* 32 bits: n * WM_LN2_HI is exact for |n| < 2^21 */
+#define WM_LN2_LO 0x1.a39ef35793c76p-33    /* ln 2 - WM_LN2_HI */
+#define WM_SQRT2 0x1.6a09e667f3bcdp+0
+#define WM_2_PI 0x1.45f306dc9c883p-1       /* 2 / pi */
+#define WM_PIO2_1 0x1.921fb54400000p+0     /* pi/2 in three parts of 33, 33 and 53 bits: */
+#define WM_PIO2_2 0x1.0b4611a600000p-34    /* n * part is exact for |n| < 2^20 in the first two */
+#define WM_PIO2_3 0x1.3198a2e037073p-69
+#define WM_TRIG_MAX 0x1p20f                /* |x| above this: the C library (see the top) */
+#define WM_EXP_CLAMP 200.0                 /* e^200 overflows a float, e^-200 underflows it */
+
+WM_INLINE uint64_t wm_bits(double d) {
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+WM_INLINE double wm_double(uint64_t u) {
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+WM_INLINE double wm_clamp(double x, double limit) {
+    x = x < -limit ? -limit : x; /* NaN passes both tests unchanged */
+    return x > limit ? limit : x;
+}
+
+/* e^r - 1 for |r| <= 0.35, Taylor to r^11: the first omitted term is < 2^-44 relative. */
+WM_INLINE double wm_expm1_poly(double r) {
+    double p = 1.0 / 39916800;
+    p = p * r + 1.0 / 3628800;
+    p = p * r + 1.0 / 362880;
+    p = p * r + 1.0 / 40320;
+    p = p * r + 1.0 / 5040;
+    p = p * r + 1.0 / 720;
+    p = p * r + 1.0 / 120;
+    p = p * r + 1.0 / 24;
+    p = p * r + 1.0 / 6;
+    p = p * r + 0.5;
+    return r + r * r * p;
+}
+
+/* 2^n * e^r where t = n + WM_MAGIC (|n| <= 1022): the exponent field is built from t's bits. */
+WM_INLINE double wm_scale(double t, double e_r) {
+    /* t's bits are those of 1.5 * 2^52 plus n in the low mantissa bits, whose low 12 bits are
+       zero; adding the bias and shifting the exponent field into place leaves n + 1023 there. */
+    return e_r * wm_double((wm_bits(t) + 1023) << 52);
+}
+
+/* e^x for |x| <= 700: x = n ln 2 + r with |r| <= ln(2) / 2 (the two-part ln 2 keeps r exact to
+   ~2^-60), then 2^n (1 + expm1_poly(r)). */
+WM_INLINE double wm_exp(double x) {
+    const double t = x * WM_LOG2E + WM_MAGIC;
+    const double n = t - WM_MAGIC;
+    const double r = (x - n * WM_LN2_HI) - n * WM_LN2_LO;
+    return wm_scale(t, 1.0 + wm_expm1_poly(r));
+}
+
+/* The natural log of a positive, finite, normal double as e ln 2 + log m: m = x / 2^e in
+   [sqrt(1/2), sqrt(2)), log m = 2 atanh(s) with s = (m - 1) / (m + 1), |s| <= 0.1716, summed
+   to s^17 (first omitted term < 2^-45 relative). Returns log m; *e receives e. */
+WM_INLINE double wm_log_parts(double x, double *e) {
+    const uint64_t bits = wm_bits(x);
+    /* the biased exponent as a double: put it in the low mantissa bits of 2^52 */
+    const double biased = wm_double(0x4330000000000000ULL | (bits >> 52)) - 0x1p52;
+    const double m1 = wm_double((bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL); /* [1, 2) */
+    const int high = m1 > WM_SQRT2;
+    const double m = high ? m1 * 0.5 : m1;
+    *e = biased - (high ? 1022.0 : 1023.0);
+    const double s = (m - 1.0) / (m + 1.0), z = s * s;
+    double p = 2.0 / 17;
+    p = p * z + 2.0 / 15;
+    p = p * z + 2.0 / 13;
+    p = p * z + 2.0 / 11;
+    p = p * z + 2.0 / 9;
+    p = p * z + 2.0 / 7;
+    p = p * z + 2.0 / 5;
+    p = p * z + 2.0 / 3;
+    return 2.0 * s + s * z * p;
+}
+
+WM_INLINE double wm_log(double x) {
+    double e;
+    const double log_m = wm_log_parts(x, &e);
+    return e * WM_LN2 + log_m;
+}
+
+/* log(1 + y) for y > -1, finite: u = 1 + y rounds, and log(u) * y / (u - 1) corrects for it
+   (the quotient is the exact 1 + y over the rounded one, to first order). */
+WM_INLINE double wm_log1p(double y) {
+    const double u = 1.0 + y, d = u - 1.0;
+    const double corrected = wm_log(u) * (y / d);
+    return d == 0.0 ? y : corrected; /* |y| < 2^-53: log1p(y) rounds to y */
+}
+
+/* atan(q) for q >= 0 (inf included): q > 1 -> pi/2 - atan(1/q); then q > tan(pi/12) ->
+   pi/6 + atan((q sqrt3 - 1) / (q + sqrt3)); then |w| <= tan(pi/12) = 0.268, Taylor to w^21
+   (first omitted term < 2^-46 relative). A NaN goes through every step as NaN. */
+/* ------------------------------------------------------------------ float helpers
+ * (see the top for which functions use them; the only double step left in them is the reduction
+ * of sin, cos and tan modulo pi/2, which a float cannot do exactly) */
+
+#define WF_MAGIC 0x1.8p23f                 /* rounds a float of magnitude < 2^22 to an integer */
+#define WF_LOG2E 0x1.715476p+0f
+#define WF_LN2 0x1.62e430p-1f
+#define WF_LN2_HI 0x1.630000p-1f           /* 9 bits: n * WF_LN2_HI is exact for |n| < 2^15 */
+#define WF_LN2_LO (-0x1.bd0106p-13f)
+#define WF_LOG2E_HI 0x1.716000p+0f         /* 12 bits, and the rest: x * log2(e) in two parts */
+#define WF_LOG2E_LO (-0x1.7135a8p-13f)
+#define WF_LOG10_2_HI 0x1.344000p-2f       /* 12 bits: n * WF_LOG10_2_HI is exact for |n| < 2^12 */
+#define WF_LOG10_2_LO 0x1.3509f8p-18f
+#define WF_LOG10E_HI 0x1.bcc000p-2f
+#define WF_LOG10E_LO (-0x1.09d5b2p-15f)
+#define WF_SQRT2 0x1.6a09e6p+0f
+#define WF_SQRT3 0x1.bb67aep+0f
+#define WF_TAN_PI_12 0x1.126146p-2f
+#define WF_PI_HI 0x1.921fb6p+1f            /* pi, pi/2 and pi/6 as float + the float rest */
+#define WF_PI_LO (-0x1.777a5cp-24f)
+#define WF_PI_2_HI 0x1.921fb6p+0f
+#define WF_PI_2_LO (-0x1.777a5cp-25f)
+#define WF_PI_6_HI 0x1.0c1524p-1f
+#define WF_PI_6_LO (-0x1.f4a326p-27f)
+
+WM_INLINE uint32_t wf_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+WM_INLINE float wf_float(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* 2^n from t = n + WF_MAGIC, |n| <= 126: as wm_scale, with 9 low zero bits and bias 127. */
+WM_INLINE float wf_pow2(float t) { return wf_float((wf_bits(t) + 127) << 23); }
+
+/* e^r - 1 for |r| <= 0.35, Taylor to r^8 (first omitted term < 2^-29 relative). */
+WM_INLINE float wf_expm1_poly(float r) {
+    float p = 1.0f / 40320;
+    p = p * r + 1.0f / 5040;
+    p = p * r + 1.0f / 720;
+    p = p * r + 1.0f / 120;
+    p = p * r + 1.0f / 24;
+    p = p * r + 1.0f / 6;
+    p = p * r + 0.5f;
+    return r + r * r * p;
+}
+
+/* m * 2^n with n an integer-valued float, |n| <= 252: 2^n in two factors within float's exponent
+   range, so an overflowing or subnormal result is rounded once, by the second multiply. */
+WM_INLINE float wf_ldexp(float m, float n) {
+    const float half = n * 0.5f + WF_MAGIC;
+    const float rest = (n - (half - WF_MAGIC)) + WF_MAGIC;
+    return (m * wf_pow2(half)) * wf_pow2(rest);
+}
+
+/* log of a positive finite float as e ln 2 + log m, m in [sqrt(1/2), sqrt(2)): log m = 2 atanh(s),
+   s = (m - 1) / (m + 1), |s| <= 0.1716, to s^11 (first omitted term < 2^-31 relative). Returns
+   log m; *e gets e (subnormal x are scaled up by 2^23 first). */
+WM_INLINE float wf_log_parts(float x, float *e) {
+    const int tiny = x < 0x1p-126f;
+    const uint32_t bits = wf_bits(tiny ? x * 0x1p23f : x);
+    const float biased = (float)(int32_t)(bits >> 23);
+    const float m1 = wf_float((bits & 0x007fffffu) | 0x3f800000u); /* [1, 2) */
+    const int high = m1 > WF_SQRT2;
+    const float m = high ? m1 * 0.5f : m1;
+    *e = biased - (high ? 126.0f : 127.0f) - (tiny ? 23.0f : 0.0f);
+    const float s = (m - 1.0f) / (m + 1.0f), z = s * s;
+    float p = 2.0f / 11;
+    p = p * z + 2.0f / 9;
+    p = p * z + 2.0f / 7;
+    p = p * z + 2.0f / 5;
+    p = p * z + 2.0f / 3;
+    return 2.0f * s + s * z * p;
+}
+
+/* log u for u positive and finite, ln 2 in two parts (e * WF_LN2_HI is exact). */
+WM_INLINE float wf_log(float u) {
+    float e;
+    const float log_m = wf_log_parts(u, &e);
+    return e * WF_LN2_HI + (e * WF_LN2_LO + log_m);
+}
+
+/* e^x for x <= 89 (NaN passes; below -104 the result is 0): x = n ln 2 + r, |r| <= ln(2) / 2. */
+WM_INLINE float wf_exp(float x) {
+    const float a = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
+    const float t = a * WF_LOG2E + WF_MAGIC;
+    const float n = t - WF_MAGIC;
+    return wf_ldexp(1.0f + wf_expm1_poly((a - n * WF_LN2_HI) - n * WF_LN2_LO), n);
+}
+
+/* log(1 + y) for y > -1, finite: u = 1 + y rounds, and log(u) * y / (u - 1) corrects for it to
+   first order; |y| < 2^-24 (and +-0) gives y, which is log1p(y) rounded. */
+WM_INLINE float wf_log1p(float y) {
+    const float u = 1.0f + y, d = u - 1.0f;
+    const float corrected = wf_log(u) * (y / d);
+    return d == 0.0f ? y : corrected;
+}
+
+/* atan(q) for q >= 0 (inf included), the reduction of wm_atan_nonneg, Taylor to w^13 (first
+   omitted term < 2^-31 relative); pi/2 and pi/6 are added in two parts. */
+WM_INLINE float wf_atan_nonneg(float q) {
+    const int invert = q > 1.0f;
+    const float z = invert ? 1.0f / q : q;
+    const int shift = z > WF_TAN_PI_12;
+    const float w = shift ? (z * WF_SQRT3 - 1.0f) / (z + WF_SQRT3) : z;
+    const float w2 = w * w;
+    float p = 1.0f / 13;
+    p = p * w2 - 1.0f / 11;
+    p = p * w2 + 1.0f / 9;
+    p = p * w2 - 1.0f / 7;
+    p = p * w2 + 1.0f / 5;
+    p = p * w2 - 1.0f / 3;
+    const float atan_w = w + w * w2 * p;
+    const float r = shift ? (atan_w + WF_PI_6_LO) + WF_PI_6_HI : atan_w;
+    return invert ? (WF_PI_2_HI - r) + WF_PI_2_LO : r;
+}
+
+/* sin r and cos r for |r| <= pi/4 (+ a hair), Taylor to r^9 and r^10 (first omitted terms
+   < 2^-28 and 2^-33 relative). */
+WM_INLINE void wf_sincos_poly(float r, float *s, float *c) {
+    const float r2 = r * r;
+    float ps = 1.0f / 362880;
+    ps = ps * r2 - 1.0f / 5040;
+    ps = ps * r2 + 1.0f / 120;
+    ps = ps * r2 - 1.0f / 6;
+    *s = r + r * r2 * ps;
+    float pc = -1.0f / 3628800;
+    pc = pc * r2 + 1.0f / 40320;
+    pc = pc * r2 - 1.0f / 720;
+    pc = pc * r2 + 1.0f / 24;
+    pc = pc * r2 - 0.5f;
+    *c = 1.0f + r2 * pc;
+}
+
+/* x = n pi/2 + r for |x| <= 2^20 (a larger x is replaced by 0: the row recomputes it), in
+   double: each of x - n P1 and n P2 is exact, so r carries one rounding relative to itself even
+   when x is close to a multiple of pi/2. Returns n mod 4; *s, *c get sin r and cos r in float. */
+WM_INLINE uint64_t wf_reduce_pio2(float x, float *s, float *c) {
+    const double a = fabs(x) <= WM_TRIG_MAX ? (double)x : 0.0;
+    const double t = a * WM_2_PI + WM_MAGIC;
+    const double n = t - WM_MAGIC;
+    const double r = ((a - n * WM_PIO2_1) - n * WM_PIO2_2) - n * WM_PIO2_3;
+    wf_sincos_poly((float)r, s, c);
+    return wm_bits(t) & 3; /* n's low bits, two's complement in the mantissa */
+}
+
+/* ------------------------------------------------------------------ the float32 functions
+ * sin, tan, expm1 and the other odd functions return x itself at +-0: the sums r + r^3 p below
+ * would turn -0 into +0. */
+
+WM_INLINE float wide_sinf(float x) {
+    float s, c;
+    const uint64_t q = wf_reduce_pio2(x, &s, &c);
+    const float v = (q & 1) ? c : s;
+    const float r = (q & 2) ? -v : v;
+    return x == 0.0f ? x : r;
+}
+
+WM_INLINE float wide_cosf(float x) {
+    float s, c;
+    const uint64_t q = wf_reduce_pio2(x, &s, &c) + 1; /* cos x = sin(x + pi/2) */
+    const float v = (q & 1) ? c : s;
+    return (q & 2) ? -v : v;
+}
+
+WM_INLINE float wide_tanf(float x) {
+    float s, c;
+    const uint64_t q = wf_reduce_pio2(x, &s, &c);
+    const float even = s / c, odd = -c / s;
+    const float r = (q & 1) ? odd : even;
+    return x == 0.0f ? x : r;
+}
+
+WM_INLINE float wide_asinf(float x) {
+    const float q = fabsf(x) / sqrtf((1.0f - x) * (1.0f + x)); /* |x| > 1: NaN; |x| == 1: inf */
+    return copysignf(wf_atan_nonneg(q), x);
+}
+
+WM_INLINE float wide_acosf(float x) {
+    return 2.0f * wf_atan_nonneg(sqrtf((1.0f - x) / (1.0f + x))); /* -1 -> 2 atan(inf) */
+}
+
+WM_INLINE float wide_atanf(float x) { return copysignf(wf_atan_nonneg(fabsf(x)), x); }
+
+WM_INLINE float wide_exp2f(float x) {
+    const float a = x < -160.0f ? -160.0f : (x > 160.0f ? 160.0f : x); /* NaN passes */
+    const float t = a + WF_MAGIC;
+    const float n = t - WF_MAGIC;
+    return wf_ldexp(1.0f + wf_expm1_poly((a - n) * WF_LN2), n); /* a - n is exact */
+}
+
+WM_INLINE float wide_expm1f(float x) {
+    const float a = x < -30.0f ? -30.0f : (x > 89.0f ? 89.0f : x); /* e^-30 - 1 rounds to -1 */
+    const float t = a * WF_LOG2E + WF_MAGIC;
+    const float n = t - WF_MAGIC;
+    const float p = wf_expm1_poly((a - n * WF_LN2_HI) - n * WF_LN2_LO);
+    /* n <= 24: 2^n p + (2^n - 1), where 2^n - 1 is exact; above, the -1 is below half an ULP
+       and 2^n (1 + p) may overflow, so it goes through wf_ldexp */
+    const float scale = wf_pow2(n > 24.0f ? WF_MAGIC : t);
+    const float near = scale * p + (scale - 1.0f);
+    const float far = wf_ldexp(1.0f + p, n);
+    const float r = n > 24.0f ? far : near;
+    return x == 0.0f ? x : r;
+}
+
+/* 0 -> -inf, +inf -> +inf, anything else outside the domain (negative, NaN) -> NaN. */
+#define WF_LOG_SPECIALS(x) ((x) == 0.0f ? -INFINITY : (x) == INFINITY ? INFINITY : NAN)
+
+WM_INLINE float wide_log2f(float x) {
+    const int inside = x > 0.0f && x < INFINITY;
+    float e;
+    const float log_m = wf_log_parts(inside ? x : 1.0f, &e);
+    const float r = e + (log_m * WF_LOG2E_HI + log_m * WF_LOG2E_LO);
+    return inside ? r : WF_LOG_SPECIALS(x);
+}
+
+WM_INLINE float wide_log10f(float x) {
+    const int inside = x > 0.0f && x < INFINITY;
+    float e;
+    const float log_m = wf_log_parts(inside ? x : 1.0f, &e);
+    const float r = e * WF_LOG10_2_HI + ((e * WF_LOG10_2_LO + log_m * WF_LOG10E_LO) + log_m * WF_LOG10E_HI);
+    return inside ? r : WF_LOG_SPECIALS(x);
+}
+
+/* log(1 + x): u = 1 + x rounds, and log(u) * x / (u - 1) corrects for it to first order. */
+WM_INLINE float wide_log1pf(float x) {
+    const int inside = x > -1.0f && x < INFINITY;
+    const float r = wf_log1p(inside ? x : 0.0f);
+    return inside ? r : WF_LOG_SPECIALS(x + 1.0f);
+}
+
+/* ------------------------------------------------------------------ in double
+ * The rest evaluate in double: sinh, cosh, asinh, acosh, atanh, and hypot below. */
+
+WM_INLINE float wide_sinhf(float x) {
+    const double a = wm_clamp(fabs((double)x), WM_EXP_CLAMP);
+    const double e = wm_exp(a);
+    const double large = 0.5 * (e - 1.0 / e);
+    /* a < 0.25: the series, which has no cancellation (to a^13: < 2^-52 relative) */
+    const double a2 = a * a;
+    double p = 1.0 / 6227020800;
+    p = p * a2 + 1.0 / 39916800;
+    p = p * a2 + 1.0 / 362880;
+    p = p * a2 + 1.0 / 5040;
+    p = p * a2 + 1.0 / 120;
+    p = p * a2 + 1.0 / 6;
+    const double small = a + a * a2 * p;
+    return (float)copysign(a < 0.25 ? small : large, (double)x);
+}
+
+WM_INLINE float wide_coshf(float x) {
+    const double e = wm_exp(wm_clamp(fabs((double)x), WM_EXP_CLAMP));
+    return (float)(0.5 * (e + 1.0 / e));
+}
+
+WM_INLINE float wide_asinhf(float x) {
+    const double a = fabs((double)x);
+    const int finite = a < INFINITY; /* false for inf and NaN, which are their own asinh */
+    const double b = finite ? a : 0.0;
+    const double r = wm_log1p(b + b * b / (1.0 + sqrt(1.0 + b * b)));
+    return finite ? (float)copysign(r, (double)x) : x;
+}
+
+WM_INLINE float wide_acoshf(float x) {
+    const double y = x;
+    const int inside = y >= 1.0 && y < INFINITY;
+    const double b = inside ? y : 1.0;
+    const double r = wm_log1p((b - 1.0) + sqrt((b - 1.0) * (b + 1.0)));
+    return inside ? (float)r : (y == INFINITY ? x : NAN);
+}
+
+WM_INLINE float wide_atanhf(float x) {
+    const double y = x, a = fabs(y);
+    const int inside = a < 1.0;
+    const double b = inside ? a : 0.0;
+    const double r = copysign(0.5 * wm_log1p(2.0 * b / (1.0 - b)), y);
+    const double edge = a == 1.0 ? copysign(INFINITY, y) : NAN;
+    return (float)(inside ? r : edge);
+}
+
+/* ------------------------------------------------------------------ two arguments */
+
+/* hypot in double, the others in float. */
+
+WM_INLINE float wide_atan2f(float y, float x) {
+    const int both_inf = isinf(y) && isinf(x);
+    /* y == 0: the angle is 0 or pi whatever x (0 / 0 would be NaN); both infinite: pi/4 apart */
+    const float q = y == 0.0f ? 0.0f : both_inf ? 1.0f : fabsf(y) / fabsf(x);
+    const float angle = wf_atan_nonneg(q);
+    const int negative_x = (wf_bits(x) >> 31) != 0; /* -0 too; signbit() stops GCC vectorizing */
+    const float r = copysignf(negative_x ? (WF_PI_HI - angle) + WF_PI_LO : angle, y);
+    return (isnan(y) || isnan(x)) ? y + x : r;
+}
+
+WM_INLINE float wide_hypotf(float a, float b) {
+    const double x = a, y = b;
+    const double r = sqrt(x * x + y * y); /* cannot overflow in double */
+    return (isinf(x) || isinf(y)) ? INFINITY : (float)r; /* inf wins over NaN, as C's hypot */
+}
+
+/* log(e^a + e^b) = max + log1p(e^-|a - b|); equal infinities give themselves. */
+WM_INLINE float wide_logaddexpf(float a, float b) {
+    const float m = a > b ? a : b, d = fabsf(a - b);
+    const float r = m + wf_log1p(wf_exp(-d));
+    return (isinf(a) && a == b) ? a : (isnan(d) ? a + b : r);
+}
+
+/* log2(2^a + 2^b) = max + log1p(2^-|a - b|) log2(e). */
+WM_INLINE float wide_logaddexp2f(float a, float b) {
+    const float m = a > b ? a : b, d = fabsf(a - b);
+    const float l = wf_log1p(wide_exp2f(-d));
+    const float r = m + (l * WF_LOG2E_HI + l * WF_LOG2E_LO);
+    return (isinf(a) && a == b) ? a : (isnan(d) ? a + b : r);
+}
+
+/* PyTorch's softplus: x where x * beta > threshold, else log1p(e^z) / beta with z = x * beta,
+   evaluated as (max(z, 0) + log1p(e^-|z|)) / beta, which cannot overflow whatever the threshold. */
+WM_INLINE float wide_softplusf(float x, float beta, float threshold) {
+    const float z = x * beta;
+    const float r = ((z > 0.0f ? z : 0.0f) + wf_log1p(wf_exp(-fabsf(z)))) / beta;
+    return z > threshold ? x : r;
+}
+
+#endif /* TT_KERNELS_WIDE_MATH_H */

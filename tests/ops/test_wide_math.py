@@ -1,0 +1,174 @@
+"""Accuracy of the float32 functions of csrc/src/kernels/wide_math.h in ULP.
+
+sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, exp2, expm1, log2, log10, log1p,
+atan2, hypot, logaddexp, logaddexp2 and softplus compute float32 (and float16) through
+branch-free functions that the compiler vectorizes. Each is compared with the correctly rounded
+result: NumPy's float64 function rounded to float32. The error of one element is the number of
+float32 values between the two; NaN must match NaN, infinities and signed zeros exactly. The
+inputs are those of test_vmath.py (a sweep over every exponent of both signs, a dense linear sweep
+where the function varies, and the special values). The bounds asserted are the measured maxima
+listed in docs/performance_vmath.md. The three builds (baseline, AVX2, AVX-512) give the same bits:
+tests/ops/test_elementwise_isa.py checks every op and dtype there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import SPECIALS, sweep_inputs, ulp_distance
+
+import t_tensor as tt
+
+# name -> (t_tensor function, float64 reference, interval of the linear sweep, max ULP measured)
+UNARY = {
+    "sin": (tt.sin, np.sin, (-10.0, 10.0), 1),
+    "cos": (tt.cos, np.cos, (-10.0, 10.0), 1),
+    "tan": (tt.tan, np.tan, (-10.0, 10.0), 3),
+    "asin": (tt.asin, np.arcsin, (-1.0, 1.0), 3),
+    "acos": (tt.acos, np.arccos, (-1.0, 1.0), 3),
+    "atan": (tt.atan, np.arctan, (-10.0, 10.0), 2),
+    "sinh": (tt.sinh, np.sinh, (-90.0, 90.0), 0),
+    "cosh": (tt.cosh, np.cosh, (-90.0, 90.0), 0),
+    "asinh": (tt.asinh, np.arcsinh, (-10.0, 10.0), 0),
+    "acosh": (tt.acosh, np.arccosh, (1.0, 10.0), 0),
+    "atanh": (tt.atanh, np.arctanh, (-1.0, 1.0), 0),
+    "exp2": (tt.exp2, np.exp2, (-150.0, 128.0), 1),
+    "expm1": (tt.expm1, np.expm1, (-20.0, 89.0), 1),
+    "log2": (tt.log2, np.log2, (0.0, 4.0), 3),
+    "log10": (tt.log10, np.log10, (0.0, 4.0), 3),
+    "log1p": (tt.log1p, np.log1p, (-1.0, 4.0), 3),
+}
+
+ODD = ["sin", "tan", "asin", "atan", "sinh", "asinh", "atanh", "expm1", "log1p"]
+
+
+def _errors(got: np.ndarray, want: np.ndarray) -> tuple[np.ndarray, int]:
+    """ULP distance over the finite pairs, and the count of non-finite mismatches."""
+    finite = np.isfinite(want) & np.isfinite(got)
+    both_nan = np.isnan(want) & np.isnan(got)
+    same_inf = np.isinf(want) & (got == want)
+    mismatches = int(np.count_nonzero(~(finite | both_nan | same_inf)))
+    return ulp_distance(got[finite], want[finite]), mismatches
+
+
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary_ulp(name):
+    fn, reference, interval, bound = UNARY[name]
+    x = sweep_inputs(interval)
+    got = fn(tt.from_numpy(x)).numpy()
+    with np.errstate(all="ignore"):
+        want = reference(x.astype(np.float64)).astype(np.float32)
+    err, mismatches = _errors(got, want)
+    assert mismatches == 0
+    worst = int(np.argmax(err))
+    assert err.max() <= bound, f"{name}: {err.max()} ULP at x = {x[np.isfinite(want) & np.isfinite(got)][worst]!r}"
+
+
+@pytest.mark.parametrize("name", ODD)
+def test_odd_functions_keep_the_sign_of_zero(name):
+    fn = UNARY[name][0]
+    got = fn(tt.tensor([0.0, -0.0])).numpy()
+    assert got.tolist() == [0.0, 0.0]
+    assert np.signbit(got).tolist() == [False, True]
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
+def test_trig_large_arguments_take_the_full_reduction(name):
+    """|x| > 2^20 is recomputed by the C library in the row (and inf, NaN): mixed with small
+    arguments in one chunk, in place, and strided."""
+    fn, reference = UNARY[name][:2]
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-10, 10, 1000).astype(np.float32)
+    big = rng.integers(0, 1000, 100)
+    x[big] = (rng.uniform(-1, 1, 100) * 10.0 ** rng.uniform(6, 38, 100)).astype(np.float32)
+    x[:4] = [np.inf, -np.inf, np.nan, 2.0 ** 20]
+    with np.errstate(invalid="ignore"):
+        want = reference(x.astype(np.float64)).astype(np.float32)
+    got = fn(tt.from_numpy(x)).numpy()
+    err, mismatches = _errors(got, want)
+    assert mismatches == 0 and err.max() <= UNARY[name][3]
+    t = tt.from_numpy(x.copy())
+    getattr(t, name + "_")()   # in place: the row reads a chunk into a buffer first
+    np.testing.assert_array_equal(t.numpy(), got)
+    wide = tt.from_numpy(np.stack([x, x], axis=1))[:, 1]   # a strided row
+    np.testing.assert_array_equal(fn(wide).numpy(), got)
+
+
+@pytest.mark.parametrize("name", list(UNARY))
+def test_float16_rounds_the_float_result(name):
+    """float16 computes in float and rounds once more: within one float16 ULP of the correctly
+    rounded float16 result."""
+    fn, reference, interval = UNARY[name][:3]
+    x = np.concatenate([np.linspace(*interval, 4001), [0.0, -0.0, np.inf, -np.inf, np.nan]]).astype(np.float16)
+    got = fn(tt.from_numpy(x)).numpy()
+    assert got.dtype == np.float16
+    with np.errstate(all="ignore"):
+        want = reference(x.astype(np.float64)).astype(np.float16)
+    finite = np.isfinite(want) & np.isfinite(got)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert np.array_equal(got[np.isinf(want)], want[np.isinf(want)])
+    steps = np.abs(got[finite].view(np.int16).astype(np.int32) - want[finite].view(np.int16).astype(np.int32))
+    same_sign = np.signbit(got[finite]) == np.signbit(want[finite])
+    assert steps[same_sign].max(initial=0) <= 1
+    assert np.all(np.abs(got[finite][~same_sign]) <= np.float16(6e-8))   # only around zero
+
+
+def _pairs() -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of special values, and random pairs over many magnitudes."""
+    a, b = np.meshgrid(SPECIALS, SPECIALS)
+    rng = np.random.default_rng(5)
+    n = 1 << 18
+    x = (rng.standard_normal(n) * 10.0 ** rng.integers(-6, 6, n)).astype(np.float32)
+    y = (rng.standard_normal(n) * 10.0 ** rng.integers(-6, 6, n)).astype(np.float32)
+    close = rng.standard_normal(n // 4).astype(np.float32)   # near-equal arguments
+    return (np.concatenate([a.ravel(), x, close]),
+            np.concatenate([b.ravel(), y, close + rng.standard_normal(n // 4).astype(np.float32) * 1e-3]))
+
+
+@pytest.mark.parametrize("name, reference, bound", [
+    ("atan2", np.arctan2, 2),
+    ("hypot", np.hypot, 0),
+])
+def test_binary_ulp(name, reference, bound):
+    a, b = _pairs()
+    got = getattr(tt, name)(tt.from_numpy(a), tt.from_numpy(b)).numpy()
+    with np.errstate(all="ignore"):
+        want = reference(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+    err, mismatches = _errors(got, want)
+    assert mismatches == 0
+    assert err.max() <= bound
+    zeros = want == 0
+    assert np.array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]))
+
+
+@pytest.mark.parametrize("name, reference", [("logaddexp", np.logaddexp), ("logaddexp2", np.logaddexp2)])
+def test_logaddexp_error_is_relative_to_the_larger_argument(name, reference):
+    """max(a, b) + log1p(e^-|a - b|), the formula of NumPy and PyTorch, cancels when the result is
+    near 0 while a and b are not: the error is bounded in ULPs of max(|a|, |b|, |result|)."""
+    a, b = _pairs()
+    got = getattr(tt, name)(tt.from_numpy(a), tt.from_numpy(b)).numpy()
+    with np.errstate(all="ignore"):
+        want64 = reference(a.astype(np.float64), b.astype(np.float64))
+    want = want64.astype(np.float32)
+    finite = np.isfinite(want) & np.isfinite(got)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert np.array_equal(got[np.isinf(want)], want[np.isinf(want)])
+    size = [np.where(np.isfinite(v), np.abs(v), 0) for v in (a, b, want)]
+    scale = np.maximum.reduce(size)[finite].astype(np.float32)
+    with np.errstate(over="ignore"):   # the spacing above the largest float is inf: 0 ULP there
+        ulps = np.abs(got[finite].astype(np.float64) - want64[finite]) / np.spacing(scale).astype(np.float64)
+    assert ulps.max() <= 4
+
+
+@pytest.mark.parametrize("beta, threshold", [(1.0, 20.0), (2.0, 5.0), (0.5, 100.0)])
+def test_softplus_ulp(beta, threshold):
+    x = sweep_inputs((-30.0, 30.0), 1 << 18)
+    got = tt.softplus(tt.from_numpy(x), beta, threshold).numpy()
+    z = x.astype(np.float64) * beta
+    with np.errstate(all="ignore"):
+        exact = (np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z)))) / beta
+    with np.errstate(over="ignore"):
+        want = np.where(x * np.float32(beta) > threshold, x, exact.astype(np.float32))
+    err, mismatches = _errors(got, want)
+    assert mismatches == 0
+    assert err.max() <= 4
