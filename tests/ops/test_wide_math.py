@@ -19,24 +19,27 @@ from helpers import SPECIALS, sweep_inputs, ulp_distance
 
 import t_tensor as tt
 
-# name -> (t_tensor function, float64 reference, interval of the linear sweep, max ULP measured)
+# name -> (t_tensor function, float64 reference, interval of the linear sweep, max ULP). The bound
+# is the maximum found by exhaustive search over the ranges in docs/performance_vmath.md; the
+# functions computed in double (sinh ... atanh) are correctly rounded but for rare inputs whose
+# exact result lies next to a halfway point, 1 ULP.
 UNARY = {
     "sin": (tt.sin, np.sin, (-10.0, 10.0), 1),
     "cos": (tt.cos, np.cos, (-10.0, 10.0), 1),
     "tan": (tt.tan, np.tan, (-10.0, 10.0), 3),
     "asin": (tt.asin, np.arcsin, (-1.0, 1.0), 3),
     "acos": (tt.acos, np.arccos, (-1.0, 1.0), 3),
-    "atan": (tt.atan, np.arctan, (-10.0, 10.0), 2),
-    "sinh": (tt.sinh, np.sinh, (-90.0, 90.0), 0),
-    "cosh": (tt.cosh, np.cosh, (-90.0, 90.0), 0),
-    "asinh": (tt.asinh, np.arcsinh, (-10.0, 10.0), 0),
-    "acosh": (tt.acosh, np.arccosh, (1.0, 10.0), 0),
-    "atanh": (tt.atanh, np.arctanh, (-1.0, 1.0), 0),
+    "atan": (tt.atan, np.arctan, (-10.0, 10.0), 3),
+    "sinh": (tt.sinh, np.sinh, (-90.0, 90.0), 1),
+    "cosh": (tt.cosh, np.cosh, (-90.0, 90.0), 1),
+    "asinh": (tt.asinh, np.arcsinh, (-10.0, 10.0), 1),
+    "acosh": (tt.acosh, np.arccosh, (1.0, 10.0), 1),
+    "atanh": (tt.atanh, np.arctanh, (-1.0, 1.0), 1),
     "exp2": (tt.exp2, np.exp2, (-150.0, 128.0), 1),
     "expm1": (tt.expm1, np.expm1, (-20.0, 89.0), 1),
     "log2": (tt.log2, np.log2, (0.0, 4.0), 3),
     "log10": (tt.log10, np.log10, (0.0, 4.0), 3),
-    "log1p": (tt.log1p, np.log1p, (-1.0, 4.0), 3),
+    "log1p": (tt.log1p, np.log1p, (-1.0, 4.0), 4),
 }
 
 ODD = ["sin", "tan", "asin", "atan", "sinh", "asinh", "atanh", "expm1", "log1p"]
@@ -126,8 +129,8 @@ def _pairs() -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("name, reference, bound", [
-    ("atan2", np.arctan2, 2),
-    ("hypot", np.hypot, 0),
+    ("atan2", np.arctan2, 3),
+    ("hypot", np.hypot, 1),
 ])
 def test_binary_ulp(name, reference, bound):
     a, b = _pairs()
@@ -139,6 +142,22 @@ def test_binary_ulp(name, reference, bound):
     assert err.max() <= bound
     zeros = want == 0
     assert np.array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]))
+
+
+def test_atan2_special_values_are_exact():
+    """Zeros, infinities and NaN against anything, and equal magnitudes, give NumPy's float64
+    answer rounded to float32: 0, pi/2, pi/4, 3pi/4 and pi exactly rounded, with their signs (a
+    constant added after a rounded atan once made atan2(1, -0) one ULP low)."""
+    edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan], dtype=np.float32)
+    finite = np.array([1.0, 3.5, 1e-45, 1.1754944e-38, 3.4028235e38], dtype=np.float32)
+    finite = np.concatenate([finite, -finite])
+    a, b = np.meshgrid(np.concatenate([edges, finite]), edges)
+    equal = np.concatenate([finite, finite]), np.concatenate([finite, -finite])   # |y| == |x|
+    a, b = np.concatenate([a.ravel(), b.ravel(), equal[0]]), np.concatenate([b.ravel(), a.ravel(), equal[1]])
+    got = tt.atan2(tt.from_numpy(a), tt.from_numpy(b)).numpy()
+    want = np.arctan2(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
 
 
 @pytest.mark.parametrize("name, reference", [("logaddexp", np.logaddexp), ("logaddexp2", np.logaddexp2)])

@@ -32,6 +32,7 @@
    without this GCC keeps every `c ? a : b` whose arms could raise one as a branch, and the loops
    over wide_math.h's functions, all selects, would not vectorize. Values are unchanged. */
 #if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options   /* popped at the end of this file */
 #pragma GCC optimize("no-trapping-math")
 #endif
 
@@ -671,3 +672,7 @@ static const tt_row_fn ternary_table[TT_NUM_TERNARY_OPS][TT_NUM_DTYPES] = {TERNA
 
 const ew_tables EW_TABLES = {&binary_table[0][0], &unary_table[0][0], &binary_param_table[0][0],
                              &unary_param_table[0][0], &ternary_table[0][0]};
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif

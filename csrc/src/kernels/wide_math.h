@@ -23,7 +23,9 @@
  *   - double (wm_ helpers): sinh, cosh, asinh, acosh, atanh, hypot, and the reduction of sin,
  *     cos and tan modulo pi/2. A float argument is exact in double and every step keeps a relative
  *     error near 2^-50, so the one rounding that matters is the final double -> float conversion:
- *     the correctly rounded float in every case measured (0 ULP). Overflow and underflow of the
+ *     the correctly rounded float, except for the rare x whose exact result lies within that
+ *     error of a halfway point between two floats (then 1 ULP: sinh and cosh have a handful of
+ *     them among all floats, found by exhaustive search in review). Overflow and underflow of the
  *     float result come out right for free: the double intermediate has room, and the conversion
  *     rounds to inf, a subnormal or 0. These were already faster than PyTorch's in double, or
  *     close, so they stayed there.
@@ -161,11 +163,11 @@ WM_INLINE double wm_log1p(double y) {
 #define WF_LN2 0x1.62e430p-1f
 #define WF_LN2_HI 0x1.630000p-1f           /* 9 bits: n * WF_LN2_HI is exact for |n| < 2^15 */
 #define WF_LN2_LO (-0x1.bd0106p-13f)
-#define WF_LOG2E_HI 0x1.716000p+0f         /* 12 bits, and the rest: x * log2(e) in two parts */
+#define WF_LOG2E_HI 0x1.716000p+0f         /* log2(e) and log10(e) in two parts: not exact, but the */
 #define WF_LOG2E_LO (-0x1.7135a8p-13f)
 #define WF_LOG10_2_HI 0x1.344000p-2f       /* 12 bits: n * WF_LOG10_2_HI is exact for |n| < 2^12 */
 #define WF_LOG10_2_LO 0x1.3509f8p-18f
-#define WF_LOG10E_HI 0x1.bcc000p-2f
+#define WF_LOG10E_HI 0x1.bcc000p-2f        /* low part is not rounded into the high one */
 #define WF_LOG10E_LO (-0x1.09d5b2p-15f)
 #define WF_SQRT2 0x1.6a09e6p+0f
 #define WF_SQRT3 0x1.bb67aep+0f
@@ -174,6 +176,8 @@ WM_INLINE double wm_log1p(double y) {
 #define WF_PI_LO (-0x1.777a5cp-24f)
 #define WF_PI_2_HI 0x1.921fb6p+0f
 #define WF_PI_2_LO (-0x1.777a5cp-25f)
+#define WF_PI_4 0x1.921fb6p-1f             /* pi/4 and 3pi/4 rounded: atan2 of equal magnitudes */
+#define WF_3PI_4 0x1.2d97c8p+1f
 #define WF_PI_6_HI 0x1.0c1524p-1f
 #define WF_PI_6_LO (-0x1.f4a326p-27f)
 
@@ -255,8 +259,10 @@ WM_INLINE float wf_log1p(float y) {
     return d == 0.0f ? y : corrected;
 }
 
-/* atan(q) for q >= 0 (inf included), the reduction of wm_atan_nonneg, Taylor to w^13 (first
-   omitted term < 2^-31 relative); pi/2 and pi/6 are added in two parts. */
+/* atan(q) for q >= 0 (inf included): q > 1 -> pi/2 - atan(1/q); then z > tan(pi/12) ->
+   pi/6 + atan(w), w = (z sqrt3 - 1) / (z + sqrt3); |w| <= 0.268, Taylor to w^13 (first omitted
+   term < 2^-30 relative); pi/2 and pi/6 are added in two parts. q == 1 gives pi/4 rounded:
+   pi/6 + atan(tan(pi/12)) would carry sqrt3's rounding. */
 WM_INLINE float wf_atan_nonneg(float q) {
     const int invert = q > 1.0f;
     const float z = invert ? 1.0f / q : q;
@@ -271,11 +277,12 @@ WM_INLINE float wf_atan_nonneg(float q) {
     p = p * w2 - 1.0f / 3;
     const float atan_w = w + w * w2 * p;
     const float r = shift ? (atan_w + WF_PI_6_LO) + WF_PI_6_HI : atan_w;
-    return invert ? (WF_PI_2_HI - r) + WF_PI_2_LO : r;
+    const float angle = invert ? (WF_PI_2_HI - r) + WF_PI_2_LO : r;
+    return q == 1.0f ? WF_PI_4 : angle;
 }
 
 /* sin r and cos r for |r| <= pi/4 (+ a hair), Taylor to r^9 and r^10 (first omitted terms
-   < 2^-28 and 2^-33 relative). */
+   < 2^-28 and 2^-32 relative). */
 WM_INLINE void wf_sincos_poly(float r, float *s, float *c) {
     const float r2 = r * r;
     float ps = 1.0f / 362880;
@@ -447,7 +454,10 @@ WM_INLINE float wide_atan2f(float y, float x) {
     const float q = y == 0.0f ? 0.0f : both_inf ? 1.0f : fabsf(y) / fabsf(x);
     const float angle = wf_atan_nonneg(q);
     const int negative_x = (wf_bits(x) >> 31) != 0; /* -0 too; signbit() stops GCC vectorizing */
-    const float r = copysignf(negative_x ? (WF_PI_HI - angle) + WF_PI_LO : angle, y);
+    /* pi - angle, with its exact cases rounded once: pi - pi/2 from the already rounded pi/2
+       would be an ULP low (atan2(1, -0)), and 3pi/4 for equal magnitudes */
+    const float supplement = q == INFINITY ? WF_PI_2_HI : q == 1.0f ? WF_3PI_4 : (WF_PI_HI - angle) + WF_PI_LO;
+    const float r = copysignf(negative_x ? supplement : angle, y);
     return (isnan(y) || isnan(x)) ? y + x : r;
 }
 
