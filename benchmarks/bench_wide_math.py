@@ -1,11 +1,11 @@
-"""The float32 functions of wide_math.h (sin ... softplus) in t_tensor, NumPy and PyTorch.
+"""The functions of wide_math.h in t_tensor, NumPy and PyTorch.
 
-Each function runs on a (256, 512) float32 array (the size of a layer's activations), all
-libraries on the same data, 2 threads for t_tensor and torch (NumPy's ufuncs use one). Each library
-runs in its own child process, one after the other, within this one run: two thread pools in one
-process spin against each other and distort both. Prints microseconds per call (the minimum of
-7 repeats of 20 calls) and t_tensor's speed-up over each peer
-(> 1: t_tensor is faster). t_tensor's results are first checked against NumPy in float64.
+Each function runs on a (256, 512) float32 array (float64 for the rows marked "f64"; the size of
+a layer's activations), all libraries on the same data, 2 threads for t_tensor and torch (NumPy's
+ufuncs use one). Each library runs in its own child process, one after the other, within this
+one run: two thread pools in one process spin against each other and distort both. Prints
+microseconds per call (the minimum of 7 repeats of 20 calls) and t_tensor's speed-up over each
+peer (> 1: t_tensor is faster). t_tensor's results are first checked against NumPy in float64.
 
 Run by hand: ``python benchmarks/bench_wide_math.py``.
 """
@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 UNARY = ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
          "exp2", "expm1", "log2", "log10", "log1p"]
 BINARY = ["atan2", "hypot", "logaddexp", "logaddexp2"]
+FLOAT64 = ["exp", "expm1", "log", "tanh"]   # timed again on float64, as "<name> f64"
 NUMPY_NAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
                "acosh": "arccosh", "atanh": "arctanh", "atan2": "arctan2"}
 
@@ -59,7 +60,13 @@ def calls(lib: str) -> dict:
         softplus = lambda x: np.logaddexp(0, x)  # noqa: E731 - softplus with beta 1
     wrap = (lambda a: a) if lib == "numpy" else module.tensor
     table = {}
-    for name in UNARY + BINARY + ["softplus"]:
+    for name in UNARY + BINARY + ["softplus"] + [f"{n} f64" for n in FLOAT64]:
+        if name.endswith(" f64"):
+            name64 = name.split()[0]
+            args = tuple(wrap(a.astype(np.float64)) for a in inputs(name64 if name64 != "log" else "log2"))
+            fn = getattr(module, name64)
+            table[name] = (lambda fn=fn, args=args: fn(*args))
+            continue
         args = tuple(wrap(a) for a in inputs(name))
         if name == "softplus":
             fn = softplus
@@ -74,8 +81,10 @@ def child(lib: str) -> None:
     table = calls(lib)
     if lib == "tt":   # a check before timing: values against NumPy in float64
         for name, fn in table.items():
-            want = np.logaddexp(0, *inputs(name)) if name == "softplus" else getattr(
-                np, NUMPY_NAMES.get(name, name))(*(a.astype(np.float64) for a in inputs(name)))
+            base = name.split()[0]
+            args = inputs(base if base != "log" else "log2")
+            want = np.logaddexp(0, *args) if name == "softplus" else getattr(
+                np, NUMPY_NAMES.get(base, base))(*(a.astype(np.float64) for a in args))
             np.testing.assert_allclose(fn().numpy(), want, rtol=1e-5, atol=1e-6, err_msg=name)
     times = {}
     with np.errstate(all="ignore"):

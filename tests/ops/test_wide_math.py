@@ -7,7 +7,8 @@ result: NumPy's float64 function rounded to float32. The error of one element is
 float32 values between the two; NaN must match NaN, infinities and signed zeros exactly. The
 inputs are those of test_vmath.py (a sweep over every exponent of both signs, a dense linear sweep
 where the function varies, and the special values). The bounds asserted are the measured maxima
-listed in docs/performance_vmath.md. The three builds (baseline, AVX2, AVX-512) give the same bits:
+listed in docs/performance_vmath.md. float64 exp, expm1, log and tanh have their own double
+versions there too, measured against NumPy's long double. The three builds (baseline, AVX2, AVX-512) give the same bits:
 tests/ops/test_elementwise_isa.py checks every op and dtype there.
 """
 
@@ -191,3 +192,39 @@ def test_softplus_ulp(beta, threshold):
     err, mismatches = _errors(got, want)
     assert mismatches == 0
     assert err.max() <= 4
+
+
+# float64: exp, expm1, log and tanh, against NumPy's long double (80-bit on x86, 11 more bits)
+FLOAT64 = {"exp": (np.exp, 1.0), "expm1": (np.expm1, 2.0), "log": (np.log, 1.0), "tanh": (np.tanh, 2.5)}
+
+
+def _float64_inputs() -> np.ndarray:
+    """Doubles evenly spaced in bit pattern over all finite values of both signs, dense linear
+    sweeps where the functions vary, and the special values."""
+    positive = np.linspace(0, 0x7FEFFFFFFFFFFFFF, 1 << 19, dtype=np.uint64).view(np.float64)
+    rng = np.random.default_rng(11)
+    linear = [rng.uniform(-750, 750, 1 << 19), rng.uniform(-1, 1, 1 << 18), rng.uniform(-1e-6, 1e-6, 1 << 14)]
+    specials = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 5e-324, 2.2250738585072014e-308,
+                709.782712893384, 709.7827128933841, -745.1332191019411, -745.1332191019412, 22.0, -22.0]
+    return np.concatenate([positive, -positive, *linear, specials])
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 60, reason="needs an extended-precision long double")
+@pytest.mark.parametrize("name", list(FLOAT64))
+def test_float64_ulp(name):
+    reference, bound = FLOAT64[name]
+    x = _float64_inputs()
+    got = getattr(tt, name)(tt.from_numpy(x)).numpy()
+    assert got.dtype == np.float64
+    with np.errstate(all="ignore"):
+        exact = reference(x.astype(np.longdouble))
+        want = exact.astype(np.float64)   # overflows to inf where the double result does
+    finite = np.isfinite(want) & np.isfinite(got)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert np.array_equal(got[np.isinf(want)], want[np.isinf(want)])
+    spacing = np.spacing(np.abs(want[finite]))
+    spacing[spacing == 0] = 5e-324
+    ulps = np.abs(got[finite].astype(np.longdouble) - exact[finite]) / spacing.astype(np.longdouble)
+    assert float(ulps.max()) <= bound
+    zeros = want == 0
+    assert np.array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]))

@@ -201,6 +201,8 @@ DEFINE_FLOAT_ACTIVATIONS(double)
 /* float (and float16) through wide_math.h's vectorizable function WIDE, double through LIBM (a
    C library function or a helper above). */
 #define WIDE_OR(WIDE, LIBM, x) _Generic((x), float: WIDE, default: LIBM)
+/* float (and float16) through F32, double through F64 (both functions, not macros). */
+#define BY_PRECISION(F32, F64, x) _Generic((x), float: F32, default: F64)
 
 /* ------------------------------------------------------------------ op expressions
  * NAME_K(a, b) for kind K (B, I, F; X where one expression serves every kind). `error`, a
@@ -269,9 +271,9 @@ DEFINE_FLOAT_ACTIVATIONS(double)
 #define CUBE_F(x) ((x) * (x) * (x))      /* (x * x) * x: C multiplies left to right */
 #define RELU_I(x) ((x) > 0 ? (x) : 0)
 #define RELU_F(x) BY_TYPE(relu, x)(x)
-#define EXP_F(x) exp(x)
-#define EXPM1_F(x) WIDE_OR(wide_expm1f, expm1, x)(x)
-#define LOG_F(x) log(x)
+#define EXP_F(x) BY_PRECISION(expf, wide_exp, x)(x)
+#define EXPM1_F(x) BY_PRECISION(wide_expm1f, wide_expm1, x)(x)
+#define LOG_F(x) BY_PRECISION(logf, wide_log, x)(x)
 #define LOG1P_F(x) WIDE_OR(wide_log1pf, log1p, x)(x)
 #define LOG2_F(x) WIDE_OR(wide_log2f, log2, x)(x)
 #define LOG10_F(x) WIDE_OR(wide_log10f, log10, x)(x)
@@ -286,7 +288,7 @@ DEFINE_FLOAT_ACTIVATIONS(double)
 #define ATAN_F(x) WIDE_OR(wide_atanf, atan, x)(x)
 #define SINH_F(x) WIDE_OR(wide_sinhf, sinh, x)(x)
 #define COSH_F(x) WIDE_OR(wide_coshf, cosh, x)(x)
-#define TANH_F(x) tanh(x)
+#define TANH_F(x) BY_PRECISION(tanhf, wide_tanh, x)(x)
 #define ASINH_F(x) WIDE_OR(wide_asinhf, asinh, x)(x)
 #define ACOSH_F(x) WIDE_OR(wide_acoshf, acosh, x)(x)
 #define ATANH_F(x) WIDE_OR(wide_atanhf, atanh, x)(x)

@@ -490,4 +490,101 @@ WM_INLINE float wide_softplusf(float x, float beta, float threshold) {
     return z > threshold ? x : r;
 }
 
+/* ------------------------------------------------------------------ float64
+ * exp, expm1, log and tanh of doubles (float64 tensors), to about 1 ULP of double: the same
+ * reductions with the polynomials carried far enough for 53 bits, and fdlibm's arrangement of
+ * the last additions so that the final rounding dominates. Measured in tests/ops/test_wide_math.py
+ * against NumPy's long double (x86 80-bit) functions. */
+
+/* m * 2^n for an integer-valued double n, |n| <= 2100: two factors within double's exponent range,
+   so an overflowing or subnormal result is rounded once. */
+WM_INLINE double wd_ldexp(double m, double n) {
+    const double half = n * 0.5 + WM_MAGIC;
+    const double rest = (n - (half - WM_MAGIC)) + WM_MAGIC;
+    return (m * wm_scale(half, 1.0)) * wm_scale(rest, 1.0);
+}
+
+/* e^r - 1 for |r| <= 0.35 to r^14 (first omitted term < 2^-57 relative), as r + r^2 p. */
+WM_INLINE double wd_expm1_poly(double r) {
+    double p = 1.0 / 87178291200;   /* 1/14! */
+    p = p * r + 1.0 / 6227020800;
+    p = p * r + 1.0 / 479001600;
+    p = p * r + 1.0 / 39916800;
+    p = p * r + 1.0 / 3628800;
+    p = p * r + 1.0 / 362880;
+    p = p * r + 1.0 / 40320;
+    p = p * r + 1.0 / 5040;
+    p = p * r + 1.0 / 720;
+    p = p * r + 1.0 / 120;
+    p = p * r + 1.0 / 24;
+    p = p * r + 1.0 / 6;
+    p = p * r + 0.5;
+    return r + r * r * p;
+}
+
+/* x = n ln 2 + r for |x| <= 750, |r| <= ln(2) / 2 + a hair; n * WM_LN2_HI is exact and so is
+   x - n * WM_LN2_HI. Returns r; *n gets n. */
+WM_INLINE double wd_exp_reduce(double x, double *n) {
+    const double t = x * WM_LOG2E + WM_MAGIC;
+    *n = t - WM_MAGIC;
+    return (x - *n * WM_LN2_HI) - *n * WM_LN2_LO;
+}
+
+WM_INLINE double wide_exp(double x) {
+    double n;
+    const double r = wd_exp_reduce(wm_clamp(x, 750.0), &n); /* beyond: inf or 0 anyway */
+    return wd_ldexp(1.0 + wd_expm1_poly(r), n);
+}
+
+WM_INLINE double wide_expm1(double x) {
+    double n;
+    const double c = wm_clamp(x, 750.0);
+    const double a = c < -60.0 ? -60.0 : c; /* e^-60 - 1 rounds to -1; n stays >= -87 */
+    const double p = wd_expm1_poly(wd_exp_reduce(a, &n));
+    /* n <= 53: 2^n p + (2^n - 1), 2^n - 1 exact; above, the -1 is below half an ULP */
+    const double scale = wm_scale(n > 53.0 ? WM_MAGIC : n + WM_MAGIC, 1.0);
+    const double near = scale * p + (scale - 1.0);
+    const double far = wd_ldexp(1.0 + p, n);
+    const double r = n > 53.0 ? far : near;
+    return x == 0.0 ? x : r; /* keeps -0 */
+}
+
+/* fdlibm's log: x = 2^e (1 + f), 1 + f in [sqrt(1/2), sqrt(2)), s = f / (2 + f),
+   log(1 + f) = f - (f^2/2 - s (f^2/2 + R)), R = 2 s^2/3 + 2 s^4/5 + ... to s^20 (first omitted term
+   < 2^-57 relative); e ln 2 in two parts. Subnormals are scaled by 2^54 first. */
+WM_INLINE double wide_log(double x) {
+    const int inside = x > 0.0 && x < INFINITY;
+    const double y = inside ? x : 1.0;
+    const int tiny = y < 0x1p-1022;
+    const uint64_t bits = wm_bits(tiny ? y * 0x1p54 : y);
+    const double biased = wm_double(0x4330000000000000ULL | (bits >> 52)) - 0x1p52;
+    const double m1 = wm_double((bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);
+    const int high = m1 > WM_SQRT2;
+    const double m = high ? m1 * 0.5 : m1;
+    const double e = biased - (high ? 1022.0 : 1023.0) - (tiny ? 54.0 : 0.0);
+    const double f = m - 1.0, s = f / (2.0 + f), z = s * s;
+    double p = 2.0 / 21;
+    p = p * z + 2.0 / 19;
+    p = p * z + 2.0 / 17;
+    p = p * z + 2.0 / 15;
+    p = p * z + 2.0 / 13;
+    p = p * z + 2.0 / 11;
+    p = p * z + 2.0 / 9;
+    p = p * z + 2.0 / 7;
+    p = p * z + 2.0 / 5;
+    p = p * z + 2.0 / 3;
+    const double R = z * p, hfsq = 0.5 * f * f;
+    const double r = e * WM_LN2_HI - ((hfsq - (s * (hfsq + R) + e * WM_LN2_LO)) - f);
+    return inside ? r : (x == 0.0 ? -INFINITY : (x == INFINITY ? x : NAN));
+}
+
+/* tanh x = -expm1(-2|x|) / (2 + expm1(-2|x|)) with x's sign: no cancellation anywhere; |x| >= 22
+   rounds to +-1. */
+WM_INLINE double wide_tanh(double x) {
+    const double a = fabs(x);
+    const double e = wide_expm1(-2.0 * (a > 22.0 ? 22.0 : a)); /* NaN passes */
+    const double r = copysign(-e / (2.0 + e), x);
+    return a >= 22.0 ? copysign(1.0, x) : r; /* NaN: a >= 22 is false, r is NaN */
+}
+
 #endif /* TT_KERNELS_WIDE_MATH_H */
