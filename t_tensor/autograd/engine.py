@@ -18,6 +18,7 @@ own (higher-order gradients); otherwise it runs with grad mode off.
 from __future__ import annotations
 
 import heapq
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -137,6 +138,16 @@ def run_backward(
     grads_in, grads_out)``, if given, is called after each node runs (for teaching and debugging).
     """
     buffers: dict[Node, list] = {}
+    # Gradient objects a leaf may not keep as its .grad without a copy (see _accumulate): the root
+    # gradients (the caller's), any a hook saw, any delivered to two places, and any a node not
+    # defined by t_tensor returned. Keyed by id and holding the object weakly, so that an id
+    # reused by a later gradient (CPython reuses freed memory at once) is not mistaken for it.
+    shared: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+    delivered: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+    steal = not create_graph and capture is None and on_step is None
+    if steal:
+        for g in root_grads:
+            _mark(shared, g)
     for (node, nr), g in zip(root_edges, root_grads, strict=False):
         slot = buffers.setdefault(node, [None] * len(node.output_meta))
         slot[nr] = g if slot[nr] is None else slot[nr] + g
@@ -163,7 +174,9 @@ def run_backward(
             if node.pre_hooks:
                 for nr, hooks in node.pre_hooks.items():
                     if grads[nr] is not None:
+                        _mark(shared, grads[nr])
                         grads[nr] = _call_hooks(hooks, grads[nr])
+                        _mark(shared, grads[nr])
             if node.retained:
                 _retain(node, grads)
             if capture is not None:
@@ -173,7 +186,8 @@ def run_backward(
                         captured[position] = g if captured[position] is None else captured[position] + g
             if isinstance(node, AccumulateGrad):
                 if capture is None and grads[0] is not None:
-                    _accumulate(node.variable, grads[0], create_graph)
+                    owned = steal and not _marked(shared, grads[0])
+                    _accumulate(node.variable, grads[0], create_graph, owned)
                 if on_step is not None:
                     on_step(node, grads, [])
                 continue
@@ -187,10 +201,15 @@ def run_backward(
                 on_step(node, grads, outputs)
             if not retain_graph:
                 node.release()
+            trusted = _defined_here(node)
             for (child, nr), g in zip(node.next_functions, outputs, strict=False):
                 if child is None or child not in dependencies:
                     continue
                 if g is not None:
+                    if steal:
+                        if not trusted or _marked(delivered, g):
+                            _mark(shared, g)
+                        _mark(delivered, g)
                     slot = buffers.setdefault(child, [None] * len(child.output_meta))
                     slot[nr] = g if slot[nr] is None else slot[nr] + g
                 dependencies[child] -= 1
@@ -212,13 +231,35 @@ def _retain(node: Node, grads: list) -> None:
         meta.grad = g.clone() if meta.grad is None else meta.grad + g
 
 
-def _accumulate(leaf: Any, g: Any, create_graph: bool) -> None:
-    """leaf.grad += g, after the leaf's hooks. The first gradient is stored as is when nothing else
-    holds its memory (else a copy), later ones are added in place (out of place with create_graph,
-    so the sum stays differentiable)."""
+def _mark(marks: weakref.WeakValueDictionary, tensor: Any) -> None:
+    marks[id(tensor)] = tensor
+
+
+def _marked(marks: weakref.WeakValueDictionary, tensor: Any) -> bool:
+    return marks.get(id(tensor)) is tensor
+
+
+def _defined_here(node: Node) -> bool:
+    """True for the nodes of t_tensor's own functions, whose backward returns gradients nothing
+    else keeps (a user's Function may stash its grad_output)."""
+    owner = getattr(node, "_function", None) or type(node)
+    return owner.__module__.startswith("t_tensor.")
+
+
+def _accumulate(leaf: Any, g: Any, create_graph: bool, owned: bool = False) -> None:
+    """leaf.grad += g, after the leaf's hooks. The first gradient becomes .grad without a copy
+    when the engine knows nothing else holds it (``owned``: not a root gradient, not seen by a
+    hook, delivered once, returned by t_tensor's own backward), it has no views (its storage has
+    one owner) and it is contiguous; otherwise .grad is a copy. Later gradients are added in place
+    (out of place with create_graph, so the sum stays differentiable)."""
     meta = leaf._ag
-    g = _call_hooks(meta.hooks, g)
+    if meta.hooks:
+        owned = False   # a hook may keep the tensor it is given
+        g = _call_hooks(meta.hooks, g)
     if meta.grad is None:
+        if owned and g._ag is None and g._storage.use_count() == 1 and g.is_contiguous():
+            meta.grad = g   # PyTorch steals such a gradient too (AccumulateGrad)
+            return
         if not create_graph:
             g = g.detach()
             if g._storage.use_count() > 1 or not g.is_contiguous():

@@ -293,3 +293,68 @@ def test_a_leafs_grad_never_aliases_a_gradient_someone_else_holds() -> None:
     b = tt.tensor([1.0, 1.0], requires_grad=True)
     ((a + DoubleInPlace.apply(b)) * tt.tensor([1.0, 1.0])).sum().backward()
     assert a.grad.tolist() == [1.0, 1.0] and b.grad.tolist() == [2.0, 2.0]
+
+
+def test_first_gradient_is_kept_without_a_copy(monkeypatch) -> None:
+    """A gradient that a t_tensor backward just computed, that nothing else holds, becomes the
+    leaf's .grad as it is (PyTorch's AccumulateGrad steals it too): a Linear layer's backward
+    makes no copies, and the values are torch's."""
+    rng = np.random.default_rng(0)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((8, 5), (3, 5), (3,)))
+    weight, bias = tt.tensor(w, requires_grad=True), tt.tensor(b, requires_grad=True)
+    copies = []
+    original = tt.Tensor.clone
+    monkeypatch.setattr(tt.Tensor, "clone", lambda self, *a, **k: copies.append(self) or original(self, *a, **k))
+    (tt.nn.functional.linear(tt.tensor(x), weight, bias) ** 2).sum().backward()
+    assert copies == []
+    tw, tb = torch.tensor(w, requires_grad=True), torch.tensor(b, requires_grad=True)
+    (torch.nn.functional.linear(torch.tensor(x), tw, tb) ** 2).sum().backward()
+    np.testing.assert_allclose(weight.grad.numpy(), tw.grad.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(bias.grad.numpy(), tb.grad.numpy(), rtol=1e-5)
+    assert weight.grad._storage.use_count() == 1
+
+
+def test_a_kept_gradient_is_never_one_someone_else_can_reach() -> None:
+    """Each way a gradient object can be held elsewhere makes the leaf keep a copy: an add passing
+    one gradient to two leaves, the caller's root gradient, a hook on an intermediate, and a
+    user's Function that stashes its grad_output. Writing to the leaf's .grad (a second backward
+    adds in place) must leave the other holder alone, as in PyTorch."""
+    a, b = tt.ones(3, requires_grad=True), tt.ones(3, requires_grad=True)
+    (a + b).sum().backward()
+    a.grad.add_(1.0)
+    assert b.grad.tolist() == [1.0, 1.0, 1.0]
+
+    w = tt.ones(3, requires_grad=True)
+    root = tt.tensor([1.0, 2.0, 3.0])
+    (w + 0.0).backward(root)
+    (w + 0.0).backward(root)
+    assert root.tolist() == [1.0, 2.0, 3.0] and w.grad.tolist() == [2.0, 4.0, 6.0]
+    leaf = tt.ones(3, requires_grad=True)
+    leaf.backward(root)
+    leaf.backward(root)
+    assert root.tolist() == [1.0, 2.0, 3.0] and leaf.grad.tolist() == [2.0, 4.0, 6.0]
+
+    w = tt.ones(3, requires_grad=True)
+    kept = []
+    for _ in range(2):
+        h = w + 0.0
+        h.register_hook(lambda g: kept.append(g))
+        (h * tt.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert kept[0].tolist() == [1.0, 2.0, 3.0] and w.grad.tolist() == [2.0, 4.0, 6.0]
+
+    stash = []
+
+    class Stash(tt.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 1.0
+
+        @staticmethod
+        def backward(ctx, g):
+            stash.append(g)
+            return g
+
+    w = tt.ones(3, requires_grad=True)
+    for _ in range(2):
+        (Stash.apply(w) * tt.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert stash[0].tolist() == [1.0, 2.0, 3.0] and w.grad.tolist() == [2.0, 4.0, 6.0]
