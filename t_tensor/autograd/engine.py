@@ -250,8 +250,9 @@ def _accumulate(leaf: Any, g: Any, create_graph: bool, owned: bool = False) -> N
     """leaf.grad += g, after the leaf's hooks. The first gradient becomes .grad without a copy
     when the engine knows nothing else holds it (``owned``: not a root gradient, not seen by a
     hook, delivered once, returned by t_tensor's own backward), it has no views (its storage has
-    one owner) and it is contiguous; otherwise .grad is a copy. Later gradients are added in place
-    (out of place with create_graph, so the sum stays differentiable)."""
+    one owner) and it is contiguous; otherwise .grad is a copy (with create_graph a recorded one,
+    as PyTorch). Later gradients are added in place (out of place with create_graph, so the sum
+    stays differentiable)."""
     meta = leaf._ag
     if meta.hooks:
         owned = False   # a hook may keep the tensor it is given
@@ -260,11 +261,7 @@ def _accumulate(leaf: Any, g: Any, create_graph: bool, owned: bool = False) -> N
         if owned and g._ag is None and g._storage.use_count() == 1 and g.is_contiguous():
             meta.grad = g   # PyTorch steals such a gradient too (AccumulateGrad)
             return
-        if not create_graph:
-            g = g.detach()
-            if g._storage.use_count() > 1 or not g.is_contiguous():
-                g = g.clone()
-        meta.grad = g
+        meta.grad = g.clone()   # grad mode is on only with create_graph: then the copy records
     elif create_graph or meta.grad._ag is not None:
         meta.grad = meta.grad + g
     else:
@@ -334,8 +331,10 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
 
 
 def _store(tensor: Any, g: Any) -> None:
+    """A non-leaf's .grad from ``backward(inputs=...)``: a copy, since the caller or a hook may hold
+    ``g``."""
     meta = tensor._ag
-    meta.grad = g if meta.grad is None else meta.grad + g
+    meta.grad = g.clone() if meta.grad is None else meta.grad + g
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,

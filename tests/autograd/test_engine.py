@@ -358,3 +358,26 @@ def test_a_kept_gradient_is_never_one_someone_else_can_reach() -> None:
     for _ in range(2):
         (Stash.apply(w) * tt.tensor([1.0, 2.0, 3.0])).sum().backward()
     assert stash[0].tolist() == [1.0, 2.0, 3.0] and w.grad.tolist() == [2.0, 4.0, 6.0]
+
+
+def test_create_graph_and_inputs_keep_a_copy_of_a_held_gradient() -> None:
+    """With create_graph, and for a non-leaf named in backward(inputs=...), .grad is a copy too:
+    writing into it must not reach the caller's gradient or a hook's argument (as PyTorch)."""
+    v = tt.tensor([1.0, 2.0, 3.0])
+    w = tt.ones(3, requires_grad=True)
+    (w + 0.0).backward(v, create_graph=True)
+    (w * 1.0).sum().backward()
+    assert v.tolist() == [1.0, 2.0, 3.0] and w.grad.tolist() == [2.0, 3.0, 4.0]
+
+    kept = []
+    w = tt.ones(3, requires_grad=True)
+    w.register_hook(lambda g: kept.append(g))
+    (w * tt.tensor([1.0, 2.0, 3.0])).sum().backward(create_graph=True)
+    w.grad.detach().zero_()
+    assert kept[0].tolist() == [1.0, 2.0, 3.0]
+
+    w = tt.ones(3, requires_grad=True)
+    y = w * 2.0
+    y.backward(v, inputs=[y])
+    y.grad.zero_()
+    assert v.tolist() == [1.0, 2.0, 3.0]
