@@ -1,4 +1,4 @@
-"""Accuracy of the float32 functions of csrc/src/kernels/wide_math.h in ULP.
+"""Accuracy of the functions of csrc/src/kernels/wide_math.h in ULP.
 
 sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, exp2, expm1, log2, log10, log1p,
 atan2, hypot, logaddexp, logaddexp2 and softplus compute float32 (and float16) through
@@ -7,9 +7,10 @@ result: NumPy's float64 function rounded to float32. The error of one element is
 float32 values between the two; NaN must match NaN, infinities and signed zeros exactly. The
 inputs are those of test_vmath.py (a sweep over every exponent of both signs, a dense linear sweep
 where the function varies, and the special values). The bounds asserted are the measured maxima
-listed in docs/performance_vmath.md. float64 exp, expm1, log and tanh have their own double
-versions there too, measured against NumPy's long double. The three builds (baseline, AVX2, AVX-512) give the same bits:
-tests/ops/test_elementwise_isa.py checks every op and dtype there.
+listed in docs/performance_vmath.md. float64 exp, expm1, exp2, log, log2, log10, log1p and tanh
+have their own double versions there too, measured against NumPy's long double. The three
+builds (baseline, AVX2, AVX-512) give the same bits: tests/ops/test_elementwise_isa.py checks every
+op and dtype there.
 """
 
 from __future__ import annotations
@@ -194,8 +195,9 @@ def test_softplus_ulp(beta, threshold):
     assert err.max() <= 4
 
 
-# float64: exp, expm1, log and tanh, against NumPy's long double (80-bit on x86, 11 more bits)
-FLOAT64 = {"exp": (np.exp, 1.0), "expm1": (np.expm1, 2.0), "log": (np.log, 1.0), "tanh": (np.tanh, 3.0)}
+# float64: exp, expm1, exp2, log, log2, log10, log1p and tanh, against NumPy's long double (80-bit on x86, 11 more bits)
+FLOAT64 = {"exp": (np.exp, 1.0), "expm1": (np.expm1, 2.0), "log": (np.log, 1.0), "tanh": (np.tanh, 3.0),
+           "exp2": (np.exp2, 1.5), "log2": (np.log2, 2.5), "log10": (np.log10, 2.5), "log1p": (np.log1p, 2.0)}
 
 
 def _float64_inputs() -> np.ndarray:

@@ -491,7 +491,8 @@ WM_INLINE float wide_softplusf(float x, float beta, float threshold) {
 }
 
 /* ------------------------------------------------------------------ float64
- * exp, expm1, log and tanh of doubles (float64 tensors), within 1, 2, 1 and 3 ULP: the same
+ * exp, expm1, exp2, log, log2, log10, log1p and tanh of doubles (float64 tensors), within 1-3 ULP
+ * (tests/ops/test_wide_math.py lists each): the same
  * reductions with the polynomials carried far enough for 53 bits, and fdlibm's arrangement of
  * the last additions so that the final rounding dominates. Measured in tests/ops/test_wide_math.py
  * against NumPy's long double (x86 80-bit) functions. */
@@ -550,20 +551,21 @@ WM_INLINE double wide_expm1(double x) {
     return x == 0.0 ? x : r; /* keeps -0 */
 }
 
-/* fdlibm's log: x = 2^e (1 + f), 1 + f in [sqrt(1/2), sqrt(2)), s = f / (2 + f),
+/* fdlibm's log reduction: x = 2^e (1 + f), 1 + f in [sqrt(1/2), sqrt(2)), s = f / (2 + f), so that
    log(1 + f) = f - (f^2/2 - s (f^2/2 + R)), R = 2 s^2/3 + 2 s^4/5 + ... to s^20 (first omitted term
-   < 2^-57 relative); e ln 2 in two parts. Subnormals are scaled by 2^54 first. */
-WM_INLINE double wide_log(double x) {
-    const int inside = x > 0.0 && x < INFINITY;
-    const double y = inside ? x : 1.0;
-    const int tiny = y < 0x1p-1022;
-    const uint64_t bits = wm_bits(tiny ? y * 0x1p54 : y);
+   < 2^-57 relative). x positive and finite (subnormals are scaled by 2^54 first). Returns
+   s (f^2/2 + R); *e, *f and *hfsq (f^2/2) get the other parts, which the callers add in the
+   order that keeps the final rounding dominant. */
+WM_INLINE double wd_log_reduce(double x, double *e, double *f, double *hfsq) {
+    const int tiny = x < 0x1p-1022;
+    const uint64_t bits = wm_bits(tiny ? x * 0x1p54 : x);
     const double biased = wm_double(0x4330000000000000ULL | (bits >> 52)) - 0x1p52;
     const double m1 = wm_double((bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);
     const int high = m1 > WM_SQRT2;
     const double m = high ? m1 * 0.5 : m1;
-    const double e = biased - (high ? 1022.0 : 1023.0) - (tiny ? 54.0 : 0.0);
-    const double f = m - 1.0, s = f / (2.0 + f), z = s * s;
+    *e = biased - (high ? 1022.0 : 1023.0) - (tiny ? 54.0 : 0.0);
+    *f = m - 1.0;
+    const double s = *f / (2.0 + *f), z = s * s;
     double p = 2.0 / 21;
     p = p * z + 2.0 / 19;
     p = p * z + 2.0 / 17;
@@ -574,9 +576,67 @@ WM_INLINE double wide_log(double x) {
     p = p * z + 2.0 / 7;
     p = p * z + 2.0 / 5;
     p = p * z + 2.0 / 3;
-    const double R = z * p, hfsq = 0.5 * f * f;
-    const double r = e * WM_LN2_HI - ((hfsq - (s * (hfsq + R) + e * WM_LN2_LO)) - f);
+    *hfsq = 0.5 * *f * *f;
+    return s * (*hfsq + z * p);
+}
+
+/* log x = e ln 2 + log(1 + f), ln 2 in two parts (fdlibm's order of the additions). */
+WM_INLINE double wide_log(double x) {
+    const int inside = x > 0.0 && x < INFINITY;
+    double e, f, hfsq;
+    const double t = wd_log_reduce(inside ? x : 1.0, &e, &f, &hfsq);
+    const double r = e * WM_LN2_HI - ((hfsq - (t + e * WM_LN2_LO)) - f);
     return inside ? r : (x == 0.0 ? -INFINITY : (x == INFINITY ? x : NAN));
+}
+
+/* 2^x = 2^n e^(f ln 2), f = x - n exact, |f| <= 1/2. */
+WM_INLINE double wide_exp2(double x) {
+    const double a = wm_clamp(x, 1100.0); /* beyond: inf or 0 anyway */
+    const double t = a + WM_MAGIC;
+    const double n = t - WM_MAGIC;
+    return wd_ldexp(1.0 + wd_expm1_poly((a - n) * WM_LN2), n);
+}
+
+/* log2 and log10 from the natural log's parts: e + log(m) log2(e), e log10(2) + log(m) log10(e),
+   with log(m) = f - (f^2/2 - s (f^2/2 + R)) (wd_log_reduce). */
+WM_INLINE double wd_log_m(double x, double *e) {
+    double f, hfsq;
+    const double t = wd_log_reduce(x, e, &f, &hfsq);
+    return f - (hfsq - t);
+}
+
+#define WD_LOG2E_HI 0x1.7154765200000p+0   /* log2(e), log10(e) and log10(2) in two parts */
+#define WD_LOG2E_LO 0x1.705fc2eefa200p-33
+#define WD_LOG10E_HI 0x1.bcb7b15200000p-2
+#define WD_LOG10E_LO 0x1.b9438ca9aadd5p-36
+#define WD_LOG10_2_HI 0x1.3441350a00000p-2
+#define WD_LOG10_2_LO (-0x1.0c0219dc1da99p-39)
+
+WM_INLINE double wide_log2(double x) {
+    const int inside = x > 0.0 && x < INFINITY;
+    double e;
+    const double lm = wd_log_m(inside ? x : 1.0, &e);
+    const double r = e + (lm * WD_LOG2E_LO + lm * WD_LOG2E_HI);
+    return inside ? r : (x == 0.0 ? -INFINITY : (x == INFINITY ? x : NAN));
+}
+
+WM_INLINE double wide_log10(double x) {
+    const int inside = x > 0.0 && x < INFINITY;
+    double e;
+    const double lm = wd_log_m(inside ? x : 1.0, &e);
+    const double r = e * WD_LOG10_2_HI + ((e * WD_LOG10_2_LO + lm * WD_LOG10E_LO) + lm * WD_LOG10E_HI);
+    return inside ? r : (x == 0.0 ? -INFINITY : (x == INFINITY ? x : NAN));
+}
+
+/* fdlibm's log1p: u = 1 + x rounds; c = the rounding error of u, exactly, over u; log(u) + c. */
+WM_INLINE double wide_log1p(double x) {
+    const int inside = x > -1.0 && x < INFINITY;
+    /* on x itself (lanes outside are replaced at the end): with `inside ? x : 0` here GCC merged
+       the tests into selects of booleans and the loop did not vectorize */
+    const double u = 1.0 + x;
+    const double c = (u > 2.0 ? 1.0 - (u - x) : x - (u - 1.0)) / u;
+    const double r = wide_log(u) + c;
+    return inside ? (x == 0.0 ? x : r) : (x == -1.0 ? -INFINITY : (x == INFINITY ? x : NAN));
 }
 
 /* tanh x = -expm1(-2|x|) / (2 + expm1(-2|x|)) with x's sign: no cancellation anywhere; |x| >= 22
