@@ -1,6 +1,7 @@
 /*
- * wide_math.h (internal): float32 transcendental functions written so that a loop calling them
- * vectorizes.
+ * wide_math.h (internal): transcendental functions written so that a loop calling them
+ * vectorizes: the float32 ones below, and float64 exp, expm1, exp2, log, log2, log10, log1p and
+ * tanh (the last section).
  *
  * Included by elementwise_rows.h, so it is compiled in each of its three builds (baseline, AVX2,
  * AVX-512). The float32 (and float16, which computes in float) rows of sin, cos, tan, asin, acos,
@@ -20,9 +21,10 @@
  *   - float (wf_ helpers): sin, cos, tan, asin, acos, atan, atan2, exp2, expm1, log2, log10,
  *     log1p, logaddexp, logaddexp2, softplus. Twice the lanes of double; the error is a few float
  *     roundings, 1-3 ULP (the bounds measured and asserted in tests/ops/test_wide_math.py).
- *   - double (wm_ helpers): sinh, cosh, asinh, acosh, atanh, hypot, and the reduction of sin,
- *     cos and tan modulo pi/2. A float argument is exact in double and every step keeps a relative
- *     error near 2^-50, so the one rounding that matters is the final double -> float conversion:
+ *   - double (wm_ helpers; wd_ for the float64 functions): sinh, cosh, asinh, acosh, atanh,
+ *     hypot, and the reduction of sin, cos and tan modulo pi/2. A float argument is exact in
+ *     double and every step keeps a relative error near 2^-50, so the one rounding that matters
+ *     is the final double -> float conversion:
  *     the correctly rounded float, except for the rare x whose exact result lies within that
  *     error of a halfway point between two floats (then 1 ULP: sinh and cosh have a handful of
  *     them among all floats, found by exhaustive search in review). Overflow and underflow of the
