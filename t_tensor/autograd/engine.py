@@ -201,7 +201,7 @@ def run_backward(
                 on_step(node, grads, outputs)
             if not retain_graph:
                 node.release()
-            trusted = _defined_here(node)
+            trusted = steal and _defined_here(node)
             for (child, nr), g in zip(node.next_functions, outputs, strict=False):
                 if child is None or child not in dependencies:
                     continue

@@ -1,7 +1,7 @@
 /*
  * wide_math.h (internal): transcendental functions written so that a loop calling them
- * vectorizes: the float32 ones below, and float64 exp, expm1, exp2, log, log2, log10, log1p and
- * tanh (the last section).
+ * vectorizes: float64 exp, expm1, exp2, log, log2, log10, log1p and tanh (the first section,
+ * which the float32 functions evaluated in double use too), then the float32 ones.
  *
  * Included by elementwise_rows.h, so it is compiled in each of its three builds (baseline, AVX2,
  * AVX-512). The float32 (and float16, which computes in float) rows of sin, cos, tan, asin, acos,
@@ -21,7 +21,7 @@
  *   - float (wf_ helpers): sin, cos, tan, asin, acos, atan, atan2, exp2, expm1, log2, log10,
  *     log1p, logaddexp, logaddexp2, softplus. Twice the lanes of double; the error is a few float
  *     roundings, 1-3 ULP (the bounds measured and asserted in tests/ops/test_wide_math.py).
- *   - double (wm_ helpers; wd_ for the float64 functions): sinh, cosh, asinh, acosh, atanh,
+ *   - double (the float64 functions and their wd_ helpers): sinh, cosh, asinh, acosh, atanh,
  *     hypot, and the reduction of sin, cos and tan modulo pi/2. A float argument is exact in
  *     double and every step keeps a relative error near 2^-50, so the one rounding that matters
  *     is the final double -> float conversion:
@@ -85,9 +85,34 @@ WM_INLINE double wm_clamp(double x, double limit) {
     return x > limit ? limit : x;
 }
 
-/* e^r - 1 for |r| <= 0.35, Taylor to r^11: the first omitted term is < 2^-44 relative. */
-WM_INLINE double wm_expm1_poly(double r) {
-    double p = 1.0 / 39916800;
+/* 2^n * e^r where t = n + WM_MAGIC (|n| <= 1022): the exponent field is built from t's bits. */
+WM_INLINE double wm_scale(double t, double e_r) {
+    /* t's bits are those of 1.5 * 2^52 plus n in the low mantissa bits, whose low 12 bits are
+       zero; adding the bias and shifting the exponent field into place leaves n + 1023 there. */
+    return e_r * wm_double((wm_bits(t) + 1023) << 52);
+}
+
+/* ------------------------------------------------------------------ float64
+ * exp, expm1, exp2, log, log2, log10, log1p and tanh of doubles (float64 tensors), within 1-3 ULP
+ * (tests/ops/test_wide_math.py lists each): the same
+ * reductions with the polynomials carried far enough for 53 bits, and fdlibm's arrangement of
+ * the last additions so that the final rounding dominates. Measured in tests/ops/test_wide_math.py
+ * against NumPy's long double (x86 80-bit) functions. */
+
+/* m * 2^n for an integer-valued double n, |n| <= 2044 (callers pass |n| <= 1082): two factors
+   within double's exponent range, so an overflowing or subnormal result is rounded once. */
+WM_INLINE double wd_ldexp(double m, double n) {
+    const double half = n * 0.5 + WM_MAGIC;
+    const double rest = (n - (half - WM_MAGIC)) + WM_MAGIC;
+    return (m * wm_scale(half, 1.0)) * wm_scale(rest, 1.0);
+}
+
+/* e^r - 1 for |r| <= 0.35 to r^14 (first omitted term < 2^-57 relative), as r + r^2 p. */
+WM_INLINE double wd_expm1_poly(double r) {
+    double p = 1.0 / 87178291200;   /* 1/14! */
+    p = p * r + 1.0 / 6227020800;
+    p = p * r + 1.0 / 479001600;
+    p = p * r + 1.0 / 39916800;
     p = p * r + 1.0 / 3628800;
     p = p * r + 1.0 / 362880;
     p = p * r + 1.0 / 40320;
@@ -100,35 +125,52 @@ WM_INLINE double wm_expm1_poly(double r) {
     return r + r * r * p;
 }
 
-/* 2^n * e^r where t = n + WM_MAGIC (|n| <= 1022): the exponent field is built from t's bits. */
-WM_INLINE double wm_scale(double t, double e_r) {
-    /* t's bits are those of 1.5 * 2^52 plus n in the low mantissa bits, whose low 12 bits are
-       zero; adding the bias and shifting the exponent field into place leaves n + 1023 there. */
-    return e_r * wm_double((wm_bits(t) + 1023) << 52);
-}
-
-/* e^x for |x| <= 700: x = n ln 2 + r with |r| <= ln(2) / 2 (the two-part ln 2 keeps r exact to
-   ~2^-60), then 2^n (1 + expm1_poly(r)). */
-WM_INLINE double wm_exp(double x) {
+/* x = n ln 2 + r for |x| <= 750, |r| <= ln(2) / 2 + a hair; n * WM_LN2_HI is exact and so is
+   x - n * WM_LN2_HI. Returns r; *n gets n. */
+WM_INLINE double wd_exp_reduce(double x, double *n) {
     const double t = x * WM_LOG2E + WM_MAGIC;
-    const double n = t - WM_MAGIC;
-    const double r = (x - n * WM_LN2_HI) - n * WM_LN2_LO;
-    return wm_scale(t, 1.0 + wm_expm1_poly(r));
+    *n = t - WM_MAGIC;
+    return (x - *n * WM_LN2_HI) - *n * WM_LN2_LO;
 }
 
-/* The natural log of a positive, finite, normal double as e ln 2 + log m: m = x / 2^e in
-   [sqrt(1/2), sqrt(2)), log m = 2 atanh(s) with s = (m - 1) / (m + 1), |s| <= 0.1716, summed
-   to s^17 (first omitted term < 2^-45 relative). Returns log m; *e receives e. */
-WM_INLINE double wm_log_parts(double x, double *e) {
-    const uint64_t bits = wm_bits(x);
-    /* the biased exponent as a double: put it in the low mantissa bits of 2^52 */
+WM_INLINE double wide_exp(double x) {
+    double n;
+    const double r = wd_exp_reduce(wm_clamp(x, 750.0), &n); /* beyond: inf or 0 anyway */
+    return wd_ldexp(1.0 + wd_expm1_poly(r), n);
+}
+
+WM_INLINE double wide_expm1(double x) {
+    double n;
+    const double c = wm_clamp(x, 750.0);
+    const double a = c < -60.0 ? -60.0 : c; /* e^-60 - 1 rounds to -1; n stays >= -87 */
+    const double p = wd_expm1_poly(wd_exp_reduce(a, &n));
+    /* n <= 53: 2^n p + (2^n - 1), 2^n - 1 exact for n >= -53 (below, it rounds to -1, within an
+       ULP of the result); above, the -1 is at most half an ULP */
+    const double scale = wm_scale(n > 53.0 ? WM_MAGIC : n + WM_MAGIC, 1.0);
+    const double near = scale * p + (scale - 1.0);
+    const double far = wd_ldexp(1.0 + p, n);
+    const double r = n > 53.0 ? far : near;
+    return x == 0.0 ? x : r; /* keeps -0 */
+}
+
+/* fdlibm's log reduction: x = 2^e (1 + f), 1 + f in [sqrt(1/2), sqrt(2)), s = f / (2 + f), so that
+   log(1 + f) = f - (f^2/2 - s (f^2/2 + R)), R = 2 s^2/3 + 2 s^4/5 + ... to s^20 (first omitted term
+   < 2^-57 relative). x positive and finite (subnormals are scaled by 2^54 first). Returns
+   s (f^2/2 + R); *e, *f and *hfsq (f^2/2) get the other parts, which the callers add in the
+   order that keeps the final rounding dominant. */
+WM_INLINE double wd_log_reduce(double x, double *e, double *f, double *hfsq) {
+    const int tiny = x < 0x1p-1022;
+    const uint64_t bits = wm_bits(tiny ? x * 0x1p54 : x);
     const double biased = wm_double(0x4330000000000000ULL | (bits >> 52)) - 0x1p52;
-    const double m1 = wm_double((bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL); /* [1, 2) */
+    const double m1 = wm_double((bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);
     const int high = m1 > WM_SQRT2;
     const double m = high ? m1 * 0.5 : m1;
-    *e = biased - (high ? 1022.0 : 1023.0);
-    const double s = (m - 1.0) / (m + 1.0), z = s * s;
-    double p = 2.0 / 17;
+    *e = biased - (high ? 1022.0 : 1023.0) - (tiny ? 54.0 : 0.0);
+    *f = m - 1.0;
+    const double s = *f / (2.0 + *f), z = s * s;
+    double p = 2.0 / 21;
+    p = p * z + 2.0 / 19;
+    p = p * z + 2.0 / 17;
     p = p * z + 2.0 / 15;
     p = p * z + 2.0 / 13;
     p = p * z + 2.0 / 11;
@@ -136,26 +178,89 @@ WM_INLINE double wm_log_parts(double x, double *e) {
     p = p * z + 2.0 / 7;
     p = p * z + 2.0 / 5;
     p = p * z + 2.0 / 3;
-    return 2.0 * s + s * z * p;
+    *hfsq = 0.5 * *f * *f;
+    return s * (*hfsq + z * p);
 }
 
-WM_INLINE double wm_log(double x) {
+/* log x = e ln 2 + log(1 + f), ln 2 in two parts (fdlibm's order of the additions). */
+WM_INLINE double wd_log_finite(double x) { /* x positive and finite */
+    double e, f, hfsq;
+    const double t = wd_log_reduce(x, &e, &f, &hfsq);
+    return e * WM_LN2_HI - ((hfsq - (t + e * WM_LN2_LO)) - f);
+}
+
+WM_INLINE double wide_log(double x) {
+    const int inside = x > 0.0 && x < INFINITY;
+    const double r = wd_log_finite(inside ? x : 1.0);
+    return inside ? r : (x == 0.0 ? -INFINITY : (x == INFINITY ? x : NAN));
+}
+
+/* 2^x = 2^n e^(f ln 2), f = x - n exact, |f| <= 1/2. */
+WM_INLINE double wide_exp2(double x) {
+    const double a = wm_clamp(x, 1100.0); /* beyond: inf or 0 anyway */
+    const double t = a + WM_MAGIC;
+    const double n = t - WM_MAGIC;
+    return wd_ldexp(1.0 + wd_expm1_poly((a - n) * WM_LN2), n);
+}
+
+/* log2 and log10 from the natural log's parts: e + log(m) log2(e), e log10(2) + log(m) log10(e),
+   with log(m) = f - (f^2/2 - s (f^2/2 + R)) (wd_log_reduce). */
+WM_INLINE double wd_log_m(double x, double *e) {
+    double f, hfsq;
+    const double t = wd_log_reduce(x, e, &f, &hfsq);
+    return f - (hfsq - t);
+}
+
+#define WD_LOG2E_HI 0x1.7154765200000p+0   /* log2(e), log10(e) and log10(2) in two parts */
+#define WD_LOG2E_LO 0x1.705fc2eefa200p-33
+#define WD_LOG10E_HI 0x1.bcb7b15200000p-2
+#define WD_LOG10E_LO 0x1.b9438ca9aadd5p-36
+#define WD_LOG10_2_HI 0x1.3441350a00000p-2
+#define WD_LOG10_2_LO (-0x1.0c0219dc1da99p-39)
+
+WM_INLINE double wide_log2(double x) {
+    const int inside = x > 0.0 && x < INFINITY;
     double e;
-    const double log_m = wm_log_parts(x, &e);
-    return e * WM_LN2 + log_m;
+    const double lm = wd_log_m(inside ? x : 1.0, &e);
+    const double r = e + (lm * WD_LOG2E_LO + lm * WD_LOG2E_HI);
+    return inside ? r : (x == 0.0 ? -INFINITY : (x == INFINITY ? x : NAN));
 }
 
-/* log(1 + y) for y > -1, finite: u = 1 + y rounds, and log(u) * y / (u - 1) corrects for it
-   (the quotient is the exact 1 + y over the rounded one, to first order). */
-WM_INLINE double wm_log1p(double y) {
-    const double u = 1.0 + y, d = u - 1.0;
-    const double corrected = wm_log(u) * (y / d);
-    return d == 0.0 ? y : corrected; /* |y| < 2^-53: log1p(y) rounds to y */
+WM_INLINE double wide_log10(double x) {
+    const int inside = x > 0.0 && x < INFINITY;
+    double e;
+    const double lm = wd_log_m(inside ? x : 1.0, &e);
+    const double r = e * WD_LOG10_2_HI + ((e * WD_LOG10_2_LO + lm * WD_LOG10E_LO) + lm * WD_LOG10E_HI);
+    return inside ? r : (x == 0.0 ? -INFINITY : (x == INFINITY ? x : NAN));
 }
 
-/* atan(q) for q >= 0 (inf included): q > 1 -> pi/2 - atan(1/q); then q > tan(pi/12) ->
-   pi/6 + atan((q sqrt3 - 1) / (q + sqrt3)); then |w| <= tan(pi/12) = 0.268, Taylor to w^21
-   (first omitted term < 2^-46 relative). A NaN goes through every step as NaN. */
+/* fdlibm's log1p for x > -1, finite: u = 1 + x rounds; c = the rounding error of u, exactly,
+   over u; log(u) + c. Other x give garbage, which wide_log1p replaces. */
+WM_INLINE double wd_log1p_finite(double x) {
+    const double u = 1.0 + x;
+    const double c = (u > 2.0 ? 1.0 - (u - x) : x - (u - 1.0)) / u;
+    const double r = wd_log_finite(u) + c;
+    return x == 0.0 ? x : r; /* keeps -0 */
+}
+
+WM_INLINE double wide_log1p(double x) {
+    const int inside = x > -1.0 && x < INFINITY;
+    /* on x itself (lanes outside are replaced at the end): with `inside ? x : 0` here, and with
+       wide_log's own selects inside, GCC merged the tests into selects of booleans and the loop
+       did not vectorize */
+    const double r = wd_log1p_finite(x);
+    return inside ? r : (x == -1.0 ? -INFINITY : (x == INFINITY ? x : NAN));
+}
+
+/* tanh x = -expm1(-2|x|) / (2 + expm1(-2|x|)) with x's sign: no cancellation anywhere; |x| >= 22
+   rounds to +-1. */
+WM_INLINE double wide_tanh(double x) {
+    const double a = fabs(x);
+    const double e = wide_expm1(-2.0 * (a > 22.0 ? 22.0 : a)); /* NaN passes */
+    const double r = copysign(-e / (2.0 + e), x);
+    return a >= 22.0 ? copysign(1.0, x) : r; /* NaN: a >= 22 is false, r is NaN */
+}
+
 /* ------------------------------------------------------------------ float helpers
  * (see the top for which functions use them; the only double step left in them is the reduction
  * of sin, cos and tan modulo pi/2, which a float cannot do exactly) */
@@ -398,11 +503,12 @@ WM_INLINE float wide_log1pf(float x) {
 }
 
 /* ------------------------------------------------------------------ in double
- * The rest evaluate in double: sinh, cosh, asinh, acosh, atanh, and hypot below. */
+ * The rest evaluate in double, through the float64 functions above: sinh, cosh, asinh, acosh,
+ * atanh, and hypot below. */
 
 WM_INLINE float wide_sinhf(float x) {
     const double a = wm_clamp(fabs((double)x), WM_EXP_CLAMP);
-    const double e = wm_exp(a);
+    const double e = wide_exp(a);
     const double large = 0.5 * (e - 1.0 / e);
     /* a < 0.25: the series, which has no cancellation (to a^13: < 2^-52 relative) */
     const double a2 = a * a;
@@ -417,7 +523,7 @@ WM_INLINE float wide_sinhf(float x) {
 }
 
 WM_INLINE float wide_coshf(float x) {
-    const double e = wm_exp(wm_clamp(fabs((double)x), WM_EXP_CLAMP));
+    const double e = wide_exp(wm_clamp(fabs((double)x), WM_EXP_CLAMP));
     return (float)(0.5 * (e + 1.0 / e));
 }
 
@@ -425,7 +531,7 @@ WM_INLINE float wide_asinhf(float x) {
     const double a = fabs((double)x);
     const int finite = a < INFINITY; /* false for inf and NaN, which are their own asinh */
     const double b = finite ? a : 0.0;
-    const double r = wm_log1p(b + b * b / (1.0 + sqrt(1.0 + b * b)));
+    const double r = wd_log1p_finite(b + b * b / (1.0 + sqrt(1.0 + b * b)));
     return finite ? (float)copysign(r, (double)x) : x;
 }
 
@@ -433,7 +539,7 @@ WM_INLINE float wide_acoshf(float x) {
     const double y = x;
     const int inside = y >= 1.0 && y < INFINITY;
     const double b = inside ? y : 1.0;
-    const double r = wm_log1p((b - 1.0) + sqrt((b - 1.0) * (b + 1.0)));
+    const double r = wd_log1p_finite((b - 1.0) + sqrt((b - 1.0) * (b + 1.0)));
     return inside ? (float)r : (y == INFINITY ? x : NAN);
 }
 
@@ -441,7 +547,7 @@ WM_INLINE float wide_atanhf(float x) {
     const double y = x, a = fabs(y);
     const int inside = a < 1.0;
     const double b = inside ? a : 0.0;
-    const double r = copysign(0.5 * wm_log1p(2.0 * b / (1.0 - b)), y);
+    const double r = copysign(0.5 * wd_log1p_finite(2.0 * b / (1.0 - b)), y);
     const double edge = a == 1.0 ? copysign(INFINITY, y) : NAN;
     return (float)(inside ? r : edge);
 }
@@ -490,164 +596,6 @@ WM_INLINE float wide_softplusf(float x, float beta, float threshold) {
     const float z = x * beta;
     const float r = ((z > 0.0f ? z : 0.0f) + wf_log1p(wf_exp(-fabsf(z)))) / beta;
     return z > threshold ? x : r;
-}
-
-/* ------------------------------------------------------------------ float64
- * exp, expm1, exp2, log, log2, log10, log1p and tanh of doubles (float64 tensors), within 1-3 ULP
- * (tests/ops/test_wide_math.py lists each): the same
- * reductions with the polynomials carried far enough for 53 bits, and fdlibm's arrangement of
- * the last additions so that the final rounding dominates. Measured in tests/ops/test_wide_math.py
- * against NumPy's long double (x86 80-bit) functions. */
-
-/* m * 2^n for an integer-valued double n, |n| <= 2044 (callers pass |n| <= 1082): two factors
-   within double's exponent range, so an overflowing or subnormal result is rounded once. */
-WM_INLINE double wd_ldexp(double m, double n) {
-    const double half = n * 0.5 + WM_MAGIC;
-    const double rest = (n - (half - WM_MAGIC)) + WM_MAGIC;
-    return (m * wm_scale(half, 1.0)) * wm_scale(rest, 1.0);
-}
-
-/* e^r - 1 for |r| <= 0.35 to r^14 (first omitted term < 2^-57 relative), as r + r^2 p. */
-WM_INLINE double wd_expm1_poly(double r) {
-    double p = 1.0 / 87178291200;   /* 1/14! */
-    p = p * r + 1.0 / 6227020800;
-    p = p * r + 1.0 / 479001600;
-    p = p * r + 1.0 / 39916800;
-    p = p * r + 1.0 / 3628800;
-    p = p * r + 1.0 / 362880;
-    p = p * r + 1.0 / 40320;
-    p = p * r + 1.0 / 5040;
-    p = p * r + 1.0 / 720;
-    p = p * r + 1.0 / 120;
-    p = p * r + 1.0 / 24;
-    p = p * r + 1.0 / 6;
-    p = p * r + 0.5;
-    return r + r * r * p;
-}
-
-/* x = n ln 2 + r for |x| <= 750, |r| <= ln(2) / 2 + a hair; n * WM_LN2_HI is exact and so is
-   x - n * WM_LN2_HI. Returns r; *n gets n. */
-WM_INLINE double wd_exp_reduce(double x, double *n) {
-    const double t = x * WM_LOG2E + WM_MAGIC;
-    *n = t - WM_MAGIC;
-    return (x - *n * WM_LN2_HI) - *n * WM_LN2_LO;
-}
-
-WM_INLINE double wide_exp(double x) {
-    double n;
-    const double r = wd_exp_reduce(wm_clamp(x, 750.0), &n); /* beyond: inf or 0 anyway */
-    return wd_ldexp(1.0 + wd_expm1_poly(r), n);
-}
-
-WM_INLINE double wide_expm1(double x) {
-    double n;
-    const double c = wm_clamp(x, 750.0);
-    const double a = c < -60.0 ? -60.0 : c; /* e^-60 - 1 rounds to -1; n stays >= -87 */
-    const double p = wd_expm1_poly(wd_exp_reduce(a, &n));
-    /* n <= 53: 2^n p + (2^n - 1), 2^n - 1 exact for n >= -53 (below, it rounds to -1, within an
-       ULP of the result); above, the -1 is at most half an ULP */
-    const double scale = wm_scale(n > 53.0 ? WM_MAGIC : n + WM_MAGIC, 1.0);
-    const double near = scale * p + (scale - 1.0);
-    const double far = wd_ldexp(1.0 + p, n);
-    const double r = n > 53.0 ? far : near;
-    return x == 0.0 ? x : r; /* keeps -0 */
-}
-
-/* fdlibm's log reduction: x = 2^e (1 + f), 1 + f in [sqrt(1/2), sqrt(2)), s = f / (2 + f), so that
-   log(1 + f) = f - (f^2/2 - s (f^2/2 + R)), R = 2 s^2/3 + 2 s^4/5 + ... to s^20 (first omitted term
-   < 2^-57 relative). x positive and finite (subnormals are scaled by 2^54 first). Returns
-   s (f^2/2 + R); *e, *f and *hfsq (f^2/2) get the other parts, which the callers add in the
-   order that keeps the final rounding dominant. */
-WM_INLINE double wd_log_reduce(double x, double *e, double *f, double *hfsq) {
-    const int tiny = x < 0x1p-1022;
-    const uint64_t bits = wm_bits(tiny ? x * 0x1p54 : x);
-    const double biased = wm_double(0x4330000000000000ULL | (bits >> 52)) - 0x1p52;
-    const double m1 = wm_double((bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);
-    const int high = m1 > WM_SQRT2;
-    const double m = high ? m1 * 0.5 : m1;
-    *e = biased - (high ? 1022.0 : 1023.0) - (tiny ? 54.0 : 0.0);
-    *f = m - 1.0;
-    const double s = *f / (2.0 + *f), z = s * s;
-    double p = 2.0 / 21;
-    p = p * z + 2.0 / 19;
-    p = p * z + 2.0 / 17;
-    p = p * z + 2.0 / 15;
-    p = p * z + 2.0 / 13;
-    p = p * z + 2.0 / 11;
-    p = p * z + 2.0 / 9;
-    p = p * z + 2.0 / 7;
-    p = p * z + 2.0 / 5;
-    p = p * z + 2.0 / 3;
-    *hfsq = 0.5 * *f * *f;
-    return s * (*hfsq + z * p);
-}
-
-/* log x = e ln 2 + log(1 + f), ln 2 in two parts (fdlibm's order of the additions). */
-WM_INLINE double wide_log(double x) {
-    const int inside = x > 0.0 && x < INFINITY;
-    double e, f, hfsq;
-    const double t = wd_log_reduce(inside ? x : 1.0, &e, &f, &hfsq);
-    const double r = e * WM_LN2_HI - ((hfsq - (t + e * WM_LN2_LO)) - f);
-    return inside ? r : (x == 0.0 ? -INFINITY : (x == INFINITY ? x : NAN));
-}
-
-/* 2^x = 2^n e^(f ln 2), f = x - n exact, |f| <= 1/2. */
-WM_INLINE double wide_exp2(double x) {
-    const double a = wm_clamp(x, 1100.0); /* beyond: inf or 0 anyway */
-    const double t = a + WM_MAGIC;
-    const double n = t - WM_MAGIC;
-    return wd_ldexp(1.0 + wd_expm1_poly((a - n) * WM_LN2), n);
-}
-
-/* log2 and log10 from the natural log's parts: e + log(m) log2(e), e log10(2) + log(m) log10(e),
-   with log(m) = f - (f^2/2 - s (f^2/2 + R)) (wd_log_reduce). */
-WM_INLINE double wd_log_m(double x, double *e) {
-    double f, hfsq;
-    const double t = wd_log_reduce(x, e, &f, &hfsq);
-    return f - (hfsq - t);
-}
-
-#define WD_LOG2E_HI 0x1.7154765200000p+0   /* log2(e), log10(e) and log10(2) in two parts */
-#define WD_LOG2E_LO 0x1.705fc2eefa200p-33
-#define WD_LOG10E_HI 0x1.bcb7b15200000p-2
-#define WD_LOG10E_LO 0x1.b9438ca9aadd5p-36
-#define WD_LOG10_2_HI 0x1.3441350a00000p-2
-#define WD_LOG10_2_LO (-0x1.0c0219dc1da99p-39)
-
-WM_INLINE double wide_log2(double x) {
-    const int inside = x > 0.0 && x < INFINITY;
-    double e;
-    const double lm = wd_log_m(inside ? x : 1.0, &e);
-    const double r = e + (lm * WD_LOG2E_LO + lm * WD_LOG2E_HI);
-    return inside ? r : (x == 0.0 ? -INFINITY : (x == INFINITY ? x : NAN));
-}
-
-WM_INLINE double wide_log10(double x) {
-    const int inside = x > 0.0 && x < INFINITY;
-    double e;
-    const double lm = wd_log_m(inside ? x : 1.0, &e);
-    const double r = e * WD_LOG10_2_HI + ((e * WD_LOG10_2_LO + lm * WD_LOG10E_LO) + lm * WD_LOG10E_HI);
-    return inside ? r : (x == 0.0 ? -INFINITY : (x == INFINITY ? x : NAN));
-}
-
-/* fdlibm's log1p: u = 1 + x rounds; c = the rounding error of u, exactly, over u; log(u) + c. */
-WM_INLINE double wide_log1p(double x) {
-    const int inside = x > -1.0 && x < INFINITY;
-    /* on x itself (lanes outside are replaced at the end): with `inside ? x : 0` here GCC merged
-       the tests into selects of booleans and the loop did not vectorize */
-    const double u = 1.0 + x;
-    const double c = (u > 2.0 ? 1.0 - (u - x) : x - (u - 1.0)) / u;
-    const double r = wide_log(u) + c;
-    return inside ? (x == 0.0 ? x : r) : (x == -1.0 ? -INFINITY : (x == INFINITY ? x : NAN));
-}
-
-/* tanh x = -expm1(-2|x|) / (2 + expm1(-2|x|)) with x's sign: no cancellation anywhere; |x| >= 22
-   rounds to +-1. */
-WM_INLINE double wide_tanh(double x) {
-    const double a = fabs(x);
-    const double e = wide_expm1(-2.0 * (a > 22.0 ? 22.0 : a)); /* NaN passes */
-    const double r = copysign(-e / (2.0 + e), x);
-    return a >= 22.0 ? copysign(1.0, x) : r; /* NaN: a >= 22 is false, r is NaN */
 }
 
 #endif /* TT_KERNELS_WIDE_MATH_H */
