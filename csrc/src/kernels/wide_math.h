@@ -133,6 +133,13 @@ WM_INLINE double wd_exp_reduce(double x, double *n) {
     return (x - *n * WM_LN2_HI) - *n * WM_LN2_LO;
 }
 
+/* e^x for |x| <= 700, where 2^n is a normal double: one scaling, no clamp (sinh, cosh). */
+WM_INLINE double wd_exp_normal(double x) {
+    double n;
+    const double r = wd_exp_reduce(x, &n);
+    return wm_scale(n + WM_MAGIC, 1.0 + wd_expm1_poly(r));
+}
+
 WM_INLINE double wide_exp(double x) {
     double n;
     const double r = wd_exp_reduce(wm_clamp(x, 750.0), &n); /* beyond: inf or 0 anyway */
@@ -508,7 +515,7 @@ WM_INLINE float wide_log1pf(float x) {
 
 WM_INLINE float wide_sinhf(float x) {
     const double a = wm_clamp(fabs((double)x), WM_EXP_CLAMP);
-    const double e = wide_exp(a);
+    const double e = wd_exp_normal(a);
     const double large = 0.5 * (e - 1.0 / e);
     /* a < 0.25: the series, which has no cancellation (to a^13: < 2^-52 relative) */
     const double a2 = a * a;
@@ -523,7 +530,7 @@ WM_INLINE float wide_sinhf(float x) {
 }
 
 WM_INLINE float wide_coshf(float x) {
-    const double e = wide_exp(wm_clamp(fabs((double)x), WM_EXP_CLAMP));
+    const double e = wd_exp_normal(wm_clamp(fabs((double)x), WM_EXP_CLAMP));
     return (float)(0.5 * (e + 1.0 / e));
 }
 
