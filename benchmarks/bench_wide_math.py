@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 UNARY = ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
          "exp2", "expm1", "log2", "log10", "log1p"]
 BINARY = ["atan2", "hypot", "logaddexp", "logaddexp2"]
-FLOAT64 = ["exp", "expm1", "exp2", "log", "log2", "log10", "log1p", "tanh"]   # again on float64, as "<name> f64"
+FLOAT64 = ["exp", "log", "tanh"] + UNARY + BINARY   # again on float64, as "<name> f64"
 NUMPY_NAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
                "acosh": "arccosh", "atanh": "arctanh", "atan2": "arctan2"}
 
@@ -64,7 +64,7 @@ def calls(lib: str) -> dict:
         if name.endswith(" f64"):
             name64 = name.split()[0]
             args = tuple(wrap(a.astype(np.float64)) for a in inputs(name64 if name64 != "log" else "log2"))
-            fn = getattr(module, name64)
+            fn = getattr(module, NUMPY_NAMES.get(name64, name64) if lib == "numpy" else name64)
             table[name] = (lambda fn=fn, args=args: fn(*args))
             continue
         args = tuple(wrap(a) for a in inputs(name))

@@ -7,8 +7,9 @@ result: NumPy's float64 function rounded to float32. The error of one element is
 float32 values between the two; NaN must match NaN, infinities and signed zeros exactly. The
 inputs are those of test_vmath.py (a sweep over every exponent of both signs, a dense linear sweep
 where the function varies, and the special values). The bounds asserted are the measured maxima
-listed in docs/performance_vmath.md. float64 exp, expm1, exp2, log, log2, log10, log1p and tanh
-have their own double versions there too, measured against NumPy's long double. The three
+listed in docs/performance_vmath.md. float64 exp, expm1, exp2, log, log2, log10, log1p, tanh, sin,
+cos, tan, sinh, cosh, asinh, acosh, atanh, hypot, logaddexp, logaddexp2 and softplus have their own
+double versions there too, measured against NumPy's long double. The three
 builds (baseline, AVX2, AVX-512) give the same bits: tests/ops/test_elementwise_isa.py checks every
 op and dtype there.
 """
@@ -195,9 +196,12 @@ def test_softplus_ulp(beta, threshold):
     assert err.max() <= 4
 
 
-# float64: exp, expm1, exp2, log, log2, log10, log1p and tanh, against NumPy's long double (80-bit on x86, 11 more bits)
+# float64 functions against NumPy's long double (80-bit on x86, 11 more bits)
 FLOAT64 = {"exp": (np.exp, 1.0), "expm1": (np.expm1, 2.0), "log": (np.log, 1.0), "tanh": (np.tanh, 3.0),
-           "exp2": (np.exp2, 1.5), "log2": (np.log2, 2.5), "log10": (np.log10, 2.5), "log1p": (np.log1p, 2.0)}
+           "exp2": (np.exp2, 1.5), "log2": (np.log2, 2.5), "log10": (np.log10, 2.5), "log1p": (np.log1p, 2.0),
+           "sin": (np.sin, 1.0), "cos": (np.cos, 1.0), "tan": (np.tan, 1.0),
+           "sinh": (np.sinh, 1.0), "cosh": (np.cosh, 1.0), "asinh": (np.arcsinh, 2.5), "acosh": (np.arccosh, 2.5),
+           "atanh": (np.arctanh, 2.5)}
 
 
 def _float64_inputs() -> np.ndarray:
@@ -209,7 +213,12 @@ def _float64_inputs() -> np.ndarray:
     specials = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 5e-324, 2.2250738585072014e-308,
                 709.782712893384, 709.7827128933841, -745.1332191019411, -745.1332191019412, 22.0, -22.0,
                 0.2207196060558724, 0.6985107770500781, 0.35027240490629424, -37.083814918127764]  # review's worst
-    return np.concatenate([positive, -positive, *linear, specials])
+    # the doubles nearest to multiples of pi/2 up to 2^20 and their neighbours, where sin, cos and
+    # tan reduce with the most cancellation
+    k = np.concatenate([np.arange(1, 4096), rng.integers(1, 667_544, 1 << 12)]).astype(np.longdouble)
+    multiples = (k * (2 * np.arctan(np.longdouble(1)))).astype(np.float64)
+    near = np.concatenate([multiples, np.nextafter(multiples, 0), np.nextafter(multiples, np.inf)])
+    return np.concatenate([positive, -positive, *linear, near, -near, specials])
 
 
 @pytest.mark.skipif(np.finfo(np.longdouble).nmant < 60, reason="needs an extended-precision long double")
@@ -231,3 +240,75 @@ def test_float64_ulp(name):
     assert float(ulps.max()) <= bound
     zeros = want == 0
     assert np.array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]))
+
+
+def _float64_pairs() -> tuple[np.ndarray, np.ndarray]:
+    """Pairs of doubles: all exponents of both signs against each other (special values included),
+    random pairs of moderate size, and near-equal pairs."""
+    rng = np.random.default_rng(12)
+    positive = np.linspace(0, 0x7FEFFFFFFFFFFFFF, 1 << 12, dtype=np.uint64).view(np.float64)
+    values = np.concatenate([positive, -positive, [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0]])
+    a, b = values[rng.integers(0, values.size, 1 << 20)], values[rng.integers(0, values.size, 1 << 20)]
+    x, y = rng.uniform(-60, 60, 1 << 19), rng.uniform(-60, 60, 1 << 19)
+    close = rng.standard_normal(1 << 16)
+    return (np.concatenate([a, x, close, values]),
+            np.concatenate([b, y, close + rng.standard_normal(1 << 16) * 1e-9, values[::-1]]))
+
+
+def _float64_ulps(got: np.ndarray, exact: np.ndarray, scale: np.ndarray | None = None) -> float:
+    """Largest error of got against the long double `exact`, in ULPs of |exact| (or of `scale`),
+    after checking that NaN, infinities and the signs of zeros match exactly."""
+    with np.errstate(over="ignore"):
+        want = exact.astype(np.float64)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert np.array_equal(got[np.isinf(want)], want[np.isinf(want)])
+    zeros = want == 0
+    assert np.array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]))
+    finite = np.isfinite(want) & np.isfinite(got)
+    size = np.abs(want[finite]) if scale is None else scale[finite]
+    spacing = np.spacing(size)
+    spacing[spacing == 0] = 5e-324
+    return float((np.abs(got[finite].astype(np.longdouble) - exact[finite]) / spacing.astype(np.longdouble)).max())
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 60, reason="needs an extended-precision long double")
+def test_float64_hypot_is_corrected_to_half_an_ulp():
+    """Scaled, the squares summed as two doubles, and the square root corrected once: within a
+    hair of correct rounding (a plain sqrt(x^2 + y^2) is 1 ULP off), with no overflow or underflow
+    in between (hypot(1e300, 1e300), hypot(1e-300, 1e-300))."""
+    a, b = _float64_pairs()
+    got = tt.hypot(tt.from_numpy(a), tt.from_numpy(b)).numpy()
+    with np.errstate(all="ignore"):
+        exact = np.hypot(a.astype(np.longdouble), b.astype(np.longdouble))
+    assert _float64_ulps(got, exact) <= 0.51
+    x = np.array([1e300, 1e-300, 5e-324, 1.7e308, np.inf, np.nan, 0.0, -0.0])
+    y = np.array([1e300, 1e-300, 5e-324, 1.7e308, np.nan, np.inf, -0.0, 3.0])
+    with np.errstate(over="ignore"):
+        want = np.hypot(x, y)   # inf for the 1.7e308 pair
+    np.testing.assert_array_equal(tt.hypot(tt.from_numpy(x), tt.from_numpy(y)).numpy(), want)
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 60, reason="needs an extended-precision long double")
+@pytest.mark.parametrize("name, reference, bound",
+                         [("logaddexp", np.logaddexp, 2.5), ("logaddexp2", np.logaddexp2, 3.5)])
+def test_float64_logaddexp_error_is_relative_to_the_larger_argument(name, reference, bound):
+    """As the float32 test: the formula of NumPy and PyTorch, bounded in ULPs of
+    max(|a|, |b|, |result|). The worst case is a near b, where log1p(e^-|a - b|) is near ln 2 and
+    its error (up to 1.44 ULP of ln 2) is 2-3 ULP of a result in the binade below."""
+    a, b = _float64_pairs()
+    got = getattr(tt, name)(tt.from_numpy(a), tt.from_numpy(b)).numpy()
+    with np.errstate(all="ignore"):
+        exact = reference(a.astype(np.longdouble), b.astype(np.longdouble))
+        size = [np.where(np.isfinite(v), np.abs(v), 0) for v in (a, b, exact.astype(np.float64))]
+    assert _float64_ulps(got, exact, np.maximum.reduce(size)) <= bound
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 60, reason="needs an extended-precision long double")
+@pytest.mark.parametrize("beta, threshold", [(1.0, 20.0), (2.0, 5.0), (0.5, 100.0)])
+def test_float64_softplus_ulp(beta, threshold):
+    x = _float64_inputs()
+    got = tt.softplus(tt.from_numpy(x), beta, threshold).numpy()
+    z = x.astype(np.longdouble) * beta
+    with np.errstate(all="ignore"):
+        exact = np.where(x * beta > threshold, x, (np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z)))) / beta)
+    assert _float64_ulps(got, exact) <= 2

@@ -123,6 +123,12 @@ static inline int64_t int_pow(int64_t base, int64_t exponent) {
 
 /* ------------------------------------------------------------------ float helpers */
 
+/* Pick the float or double helper by the argument's type (float16 computes in float). */
+#define BY_TYPE(NAME, x) _Generic((x), float: NAME##_float, double: NAME##_double)
+/* float (and float16) through the function F32, double through F64: wide_math.h's vectorizable
+   functions, a C library function or a helper below (functions, not <tgmath.h>'s macros). */
+#define BY_PRECISION(F32, F64, x) _Generic((x), float: F32, default: F64)
+
 /* Python's (and PyTorch's) floor division of floats: the floor of the exact quotient, computed
    from fmod so that a == b * q + r holds as closely as floating point allows. */
 #define DEFINE_FLOAT_FLOOR_DIVIDE(CT)                                         \
@@ -151,42 +157,25 @@ static inline int64_t int_pow(int64_t base, int64_t exponent) {
     static inline CT minimum_##CT(CT a, CT b) { return (a < b || a != a) ? a : b; }                    \
     static inline CT sign_##CT(CT x) { return (CT)((x > 0) - (x < 0)); } /* NaN -> 0, as PyTorch */  \
     static inline CT relu_##CT(CT x) { return (isnan(x) || x > 0) ? x : (CT)0; }                       \
-    static inline CT sigmoid_##CT(CT x) { return (CT)1 / ((CT)1 + exp(-x)); }
+    static inline CT sigmoid_##CT(CT x) { return (CT)1 / ((CT)1 + BY_PRECISION(expf, wide_exp, x)(-x)); }
 DEFINE_FLOAT_FLOOR_DIVIDE(float)
 DEFINE_FLOAT_FLOOR_DIVIDE(double)
 
 /* The activations and the other ops added with them, in PyTorch's formulas. */
 #define DEFINE_FLOAT_ACTIVATIONS(CT)                                                               \
-    static inline CT logaddexp_##CT(CT a, CT b) {                                                  \
-        if (isinf(a) && a == b) {                                                                  \
-            return a;                             /* inf - inf would be NaN */                     \
-        }                                                                                          \
-        CT m = a > b ? a : b;                     /* a NaN reaches the result through a - b */     \
-        return m + log1p(exp(-fabs(a - b)));                                                       \
-    }                                                                                              \
-    static inline CT logaddexp2_##CT(CT a, CT b) {                                                 \
-        if (isinf(a) && a == b) {                                                                  \
-            return a;                                                                              \
-        }                                                                                          \
-        CT m = a > b ? a : b;                                                                      \
-        return m + log1p(exp2(-fabs(a - b))) * (CT)1.44269504088896340736; /* 1 / ln 2 */          \
-    }                                                                                              \
     static inline CT gelu_##CT(CT x) { return x * (CT)0.5 * ((CT)1 + erf(x * (CT)0.70710678118654752440)); } \
     static inline CT gelu_tanh_##CT(CT x) {                                                        \
         CT inner = (CT)0.79788456080286535588 * (x + (CT)0.044715 * x * x * x); /* sqrt(2/pi) */   \
-        return (CT)0.5 * x * ((CT)1 + tanh(inner));                                                \
+        return (CT)0.5 * x * ((CT)1 + BY_PRECISION(tanhf, wide_tanh, x)(inner));                   \
     }                                                                                              \
-    static inline CT silu_##CT(CT x) { return x / ((CT)1 + exp(-x)); }                             \
-    static inline CT softplus_##CT(CT x, CT beta, CT threshold) {                                  \
-        return (x * beta > threshold) ? x : log1p(exp(x * beta)) / beta;                           \
-    }                                                                                              \
+    static inline CT silu_##CT(CT x) { return x / ((CT)1 + BY_PRECISION(expf, wide_exp, x)(-x)); }   \
     static inline CT leaky_relu_##CT(CT x, CT slope) { return x > 0 ? x : x * slope; }             \
-    static inline CT elu_##CT(CT x, CT alpha) { return x <= 0 ? expm1(x) * alpha : x; }            \
+    static inline CT elu_##CT(CT x, CT alpha) { return x <= 0 ? BY_PRECISION(expm1f, wide_expm1, x)(x) * alpha : x; } \
     static inline CT logit_##CT(CT x, CT eps, int clamp) {                                         \
         if (clamp) {                                                                               \
             x = x < eps ? eps : x > (CT)1 - eps ? (CT)1 - eps : x;                                 \
         }                                                                                          \
-        return log(x / ((CT)1 - x));                                                               \
+        return BY_PRECISION(logf, wide_log, x)(x / ((CT)1 - x));                                    \
     }                                                                                              \
     static inline CT lerp_##CT(CT start, CT end, CT weight) {                                      \
         return fabs(weight) < (CT)0.5 ? start + weight * (end - start)                             \
@@ -196,11 +185,6 @@ DEFINE_FLOAT_FLOOR_DIVIDE(double)
 DEFINE_FLOAT_ACTIVATIONS(float)
 DEFINE_FLOAT_ACTIVATIONS(double)
 
-/* Pick the float or double helper by the argument's type (float16 computes in float). */
-#define BY_TYPE(NAME, x) _Generic((x), float: NAME##_float, double: NAME##_double)
-/* float (and float16) through the function F32, double through F64: wide_math.h's vectorizable
-   functions, a C library function or a helper above (functions, not <tgmath.h>'s macros). */
-#define BY_PRECISION(F32, F64, x) _Generic((x), float: F32, default: F64)
 
 /* ------------------------------------------------------------------ op expressions
  * NAME_K(a, b) for kind K (B, I, F; X where one expression serves every kind). `error`, a
@@ -234,10 +218,10 @@ DEFINE_FLOAT_ACTIVATIONS(double)
 #define BITWISE_OR_I(a, b) ((a) | (b))
 #define BITWISE_XOR_B(a, b) ((a) ^ (b))
 #define BITWISE_XOR_I(a, b) ((a) ^ (b))
-#define HYPOT_F(a, b) BY_PRECISION(wide_hypotf, hypot, a)(a, b)
+#define HYPOT_F(a, b) BY_PRECISION(wide_hypotf, wide_hypot, a)(a, b)
 #define COPYSIGN_F(a, b) copysign(a, b)
-#define LOGADDEXP_F(a, b) BY_PRECISION(wide_logaddexpf, logaddexp_double, a)(a, b)
-#define LOGADDEXP2_F(a, b) BY_PRECISION(wide_logaddexp2f, logaddexp2_double, a)(a, b)
+#define LOGADDEXP_F(a, b) BY_PRECISION(wide_logaddexpf, wide_logaddexp, a)(a, b)
+#define LOGADDEXP2_F(a, b) BY_PRECISION(wide_logaddexp2f, wide_logaddexp2, a)(a, b)
 #define FMOD_I(a, b) int_fmod(a, b, error)
 #define FMOD_F(a, b) fmod(a, b)
 #define BITWISE_LEFT_SHIFT_I(a, b) shift_left(a, b)
@@ -278,18 +262,15 @@ DEFINE_FLOAT_ACTIVATIONS(double)
 #define SQRT_F(x) sqrt(x)
 #define RSQRT_F(x) (1 / sqrt(x))
 #define RECIPROCAL_F(x) (1 / (x))
-#define SIN_F(x) sin(x)
-#define COS_F(x) cos(x)
-#define TAN_F(x) tan(x)
 #define ASIN_F(x) BY_PRECISION(wide_asinf, asin, x)(x)
 #define ACOS_F(x) BY_PRECISION(wide_acosf, acos, x)(x)
 #define ATAN_F(x) BY_PRECISION(wide_atanf, atan, x)(x)
-#define SINH_F(x) BY_PRECISION(wide_sinhf, sinh, x)(x)
-#define COSH_F(x) BY_PRECISION(wide_coshf, cosh, x)(x)
+#define SINH_F(x) BY_PRECISION(wide_sinhf, wide_sinh, x)(x)
+#define COSH_F(x) BY_PRECISION(wide_coshf, wide_cosh, x)(x)
 #define TANH_F(x) BY_PRECISION(tanhf, wide_tanh, x)(x)
-#define ASINH_F(x) BY_PRECISION(wide_asinhf, asinh, x)(x)
-#define ACOSH_F(x) BY_PRECISION(wide_acoshf, acosh, x)(x)
-#define ATANH_F(x) BY_PRECISION(wide_atanhf, atanh, x)(x)
+#define ASINH_F(x) BY_PRECISION(wide_asinhf, wide_asinh, x)(x)
+#define ACOSH_F(x) BY_PRECISION(wide_acoshf, wide_acosh, x)(x)
+#define ATANH_F(x) BY_PRECISION(wide_atanhf, wide_atanh, x)(x)
 #define FLOOR_F(x) floor(x)
 #define CEIL_F(x) ceil(x)
 #define ROUND_F(x) nearbyint(x)          /* default rounding mode: half to even */
@@ -314,7 +295,7 @@ DEFINE_FLOAT_ACTIVATIONS(double)
 #define SILU_F(x) BY_TYPE(silu, x)(x)
 #define EXP2_F(x) BY_PRECISION(wide_exp2f, wide_exp2, x)(x)
 /* parameterized (p0, p1 are the row's doubles; the helper's prototype converts them) */
-#define SOFTPLUS_F(x) BY_PRECISION(wide_softplusf, softplus_double, x)(x, p0, p1)
+#define SOFTPLUS_F(x) BY_PRECISION(wide_softplusf, wide_softplus, x)(x, p0, p1)
 #define LEAKY_RELU_F(x) BY_TYPE(leaky_relu, x)(x, p0)
 #define ELU_F(x) BY_TYPE(elu, x)(x, p0)
 #define LOGIT_F(x) BY_TYPE(logit, x)(x, p0, p1 != 0)
@@ -417,26 +398,26 @@ DEFINE_FLOAT_ACTIVATIONS(double)
         }                                                                                         \
     }
 
-/* float16 and float32 rows of sin, cos and tan: wide_math.h's vectorized function over a chunk
-   loaded into a float buffer (any stride, in place too), then the C library for the elements the
+/* Rows of sin, cos and tan: wide_math.h's vectorized function (CT: float for float16 and float32,
+   double for float64) over a chunk loaded into a buffer (any stride, in place too), then the C library for the elements the
    vector reduction does not cover (|x| > 2^20, inf, NaN), which are rare. */
 #define WIDE_TRIG_CHUNK 256
 #define WIDE_TRIG_OUTSIDE(v) (!(fabs(v) <= WM_TRIG_MAX))
-#define DEFINE_WIDE_TRIG_ROW(NAME, T, LD, ST, WIDE, LIBM)                                         \
+#define DEFINE_WIDE_TRIG_ROW(NAME, T, CT, LD, ST, WIDE, LIBM)                                     \
     static void NAME(char **data, const int64_t *s, int64_t n, void *ctx) {                      \
         (void)ctx;                                                                                \
         char *o = data[0];                                                                        \
         const char *px = data[1];                                                                 \
-        float in[WIDE_TRIG_CHUNK], out[WIDE_TRIG_CHUNK];                                          \
+        CT in[WIDE_TRIG_CHUNK], out[WIDE_TRIG_CHUNK];                                             \
         for (int64_t i0 = 0; i0 < n; i0 += WIDE_TRIG_CHUNK) {                                     \
             const int64_t c = n - i0 < WIDE_TRIG_CHUNK ? n - i0 : WIDE_TRIG_CHUNK;                \
             if (s[1] == (int64_t)sizeof(T)) { /* the common case, as a loop that vectorizes */    \
                 for (int64_t i = 0; i < c; i++) {                                                 \
-                    in[i] = (float)LD(T, px + (i0 + i) * (int64_t)sizeof(T));                    \
+                    in[i] = (CT)LD(T, px + (i0 + i) * (int64_t)sizeof(T));                       \
                 }                                                                                 \
             } else {                                                                              \
                 for (int64_t i = 0; i < c; i++) {                                                 \
-                    in[i] = (float)LD(T, px + (i0 + i) * s[1]);                                   \
+                    in[i] = (CT)LD(T, px + (i0 + i) * s[1]);                                      \
                 }                                                                                 \
             }                                                                                     \
             int outside = 0;                                                                      \
@@ -447,7 +428,7 @@ DEFINE_FLOAT_ACTIVATIONS(double)
             if (outside) {                                                                        \
                 for (int64_t i = 0; i < c; i++) {                                                 \
                     if (WIDE_TRIG_OUTSIDE(in[i])) {                                               \
-                        out[i] = (float)LIBM((double)in[i]); /* full reduction, then rounded */   \
+                        out[i] = (CT)LIBM((double)in[i]); /* full reduction, then rounded */      \
                     }                                                                             \
                 }                                                                                 \
             }                                                                                     \
@@ -549,16 +530,12 @@ DEFINE_WHERE_BITS(64)
 #define GEN_UNARY_VEC_float32(OP, name, T, CT, LD, ST, K) DEFINE_VMATH_ROW(unary_##OP##_##name, T, LD, ST, VMATH_##OP)
 #define GEN_UNARY_VEC_float64(OP, name, T, CT, LD, ST, K) \
     DEFINE_UNARY_ROW(unary_##OP##_##name, T, CT, LD, T, ST, OP##_##K)
-/* TRIG: float16/float32 through DEFINE_WIDE_TRIG_ROW, float64 through the expression. */
-#define GEN_UNARY_TRIG(OP, name, T, CT, LD, ST, K, CODE) GEN_UNARY_TRIG_##name(OP, name, T, CT, LD, ST, K)
-#define GEN_UNARY_TRIG_float16(OP, name, T, CT, LD, ST, K) \
-    DEFINE_WIDE_TRIG_ROW(unary_##OP##_##name, T, LD, ST, WIDE_##OP, LIBM_##OP)
-#define GEN_UNARY_TRIG_float32(OP, name, T, CT, LD, ST, K) \
-    DEFINE_WIDE_TRIG_ROW(unary_##OP##_##name, T, LD, ST, WIDE_##OP, LIBM_##OP)
-#define GEN_UNARY_TRIG_float64 GEN_UNARY_VEC_float64
-#define WIDE_SIN wide_sinf
-#define WIDE_COS wide_cosf
-#define WIDE_TAN wide_tanf
+/* TRIG: every float dtype through DEFINE_WIDE_TRIG_ROW (float16 computes in float). */
+#define GEN_UNARY_TRIG(OP, name, T, CT, LD, ST, K, CODE) \
+    DEFINE_WIDE_TRIG_ROW(unary_##OP##_##name, T, CT, LD, ST, WIDE_##OP, LIBM_##OP)
+#define WIDE_SIN(x) BY_PRECISION(wide_sinf, wide_sin, x)(x)
+#define WIDE_COS(x) BY_PRECISION(wide_cosf, wide_cos, x)(x)
+#define WIDE_TAN(x) BY_PRECISION(wide_tanf, wide_tan, x)(x)
 #define LIBM_SIN sin
 #define LIBM_COS cos
 #define LIBM_TAN tan

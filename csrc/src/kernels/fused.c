@@ -18,7 +18,8 @@
  *
  * Types. float32 computes in float, float64 in double, with the same expressions as
  * elementwise_rows.h (<tgmath.h> picks expf or exp by type); float32 exp, log, tanh, sigmoid, erf,
- * gelu and silu call the vectorized functions of vmath.c, and float64 exp, log and tanh those of
+ * gelu and silu call the vectorized functions of vmath.c, and float64 exp, log, tanh, sigmoid and
+ * silu those of
  * wide_math.h, as tt_unary does, so a fused chain gives the same values as the chain of unfused ops.
  *
  * Threads. Blocks are independent: large shapes split the block range with tt_parallel_for;
@@ -155,8 +156,8 @@ static int64_t simplify(fused_plan *plan, int ndim, const int64_t *shape, const 
 
 /* ------------------------------------------------------------------ per-type machinery */
 
-/* float32 transcendental ops through vmath.c, float64 exp, log and tanh through wide_math.h and
-   the rest through libm: the functions tt_unary uses, so fused and eager results are the same bits. */
+/* float32 transcendental ops through vmath.c, float64 exp, log, tanh, sigmoid and silu through
+   wide_math.h and erf through libm: the functions tt_unary uses, so fused and eager results are the same bits. */
 static inline void vexp_float(const float *x, float *y, int64_t n) { tt_vexp_f32(x, y, n); }
 static inline void vlog_float(const float *x, float *y, int64_t n) { tt_vlog_f32(x, y, n); }
 static inline void vtanh_float(const float *x, float *y, int64_t n) { tt_vtanh_f32(x, y, n); }
@@ -175,10 +176,10 @@ static inline void vsilu_float(const float *x, float *y, int64_t n) { tt_vsilu_f
 DOUBLE_LOOP(vexp, wide_exp(v))
 DOUBLE_LOOP(vlog, wide_log(v))
 DOUBLE_LOOP(vtanh, wide_tanh(v))
-DOUBLE_LOOP(vsigmoid, 1 / (1 + exp(-v)))
+DOUBLE_LOOP(vsigmoid, 1 / (1 + wide_exp(-v)))
 DOUBLE_LOOP(verf, erf(v))
 DOUBLE_LOOP(vgelu, v * 0.5 * (1 + erf(v * 0.70710678118654752440)))
-DOUBLE_LOOP(vsilu, v / (1 + exp(-v)))
+DOUBLE_LOOP(vsilu, v / (1 + wide_exp(-v)))
 
 /* Copies n elements of an input, from multi-index `start` of the simplified shape, into dst. */
 #define DEFINE_GATHER(T)                                                                                    \
