@@ -33,304 +33,13 @@
 #include "dtype_list.h"
 #include "strided_iter.h"
 #include "tt/kernels/parallel.h"
-#include "tt/kernels/reduce.h"
 #include "vmath.h"
 
-#define CHUNK 1024
 #define PARTIAL_BLOCK 65536     /* a full reduction over >= 2 of these is cut into parts */
 #define MAX_PARTIALS 256
 
-/* ------------------------------------------------------------------ loading and storing */
+#include "reduce_internal.h"
 
-/* LD_* and ST_* come from dtype_list.h. Reductions list dtypes in a shape of their own:
-   (name, storage type, kind, load, store, code). Kind I (bool and integers) loads into int64_t,
-   kind F into double. */
-#define REDUCE_INT_DTYPES(X, ...)                                               \
-    X(__VA_ARGS__, bool, uint8_t, I, LD_bool, ST_bool, TT_BOOL)          \
-    X(__VA_ARGS__, int8, int8_t, I, LD_plain, ST_plain, TT_INT8)         \
-    X(__VA_ARGS__, int16, int16_t, I, LD_plain, ST_plain, TT_INT16)      \
-    X(__VA_ARGS__, int32, int32_t, I, LD_plain, ST_plain, TT_INT32)      \
-    X(__VA_ARGS__, int64, int64_t, I, LD_plain, ST_plain, TT_INT64)      \
-    X(__VA_ARGS__, uint8, uint8_t, I, LD_plain, ST_plain, TT_UINT8)
-#define REDUCE_FLOAT_DTYPES(X, ...)                                             \
-    X(__VA_ARGS__, float16, uint16_t, F, LD_half, ST_half, TT_FLOAT16)   \
-    X(__VA_ARGS__, float32, float, F, LD_plain, ST_plain, TT_FLOAT32)    \
-    X(__VA_ARGS__, float64, double, F, LD_plain, ST_plain, TT_FLOAT64)
-#define REDUCE_ALL_DTYPES(X, ...) REDUCE_INT_DTYPES(X, __VA_ARGS__) REDUCE_FLOAT_DTYPES(X, __VA_ARGS__)
-
-#define CT_I int64_t
-#define CT_F double
-
-/* Where a finished value goes: the input dtype, int64 or bool. */
-#define OUT_SAME(T, ST, p, v) ST(T, p, v)
-#define OUT_INT64(T, ST, p, v) (*(int64_t *)(p) = (int64_t)(v))
-#define OUT_BOOL(T, ST, p, v) (*(uint8_t *)(p) = (uint8_t)((v) != 0))
-
-/* ------------------------------------------------------------------ accumulators */
-
-typedef struct { int64_t v; int64_t i; } arg_acc_I;
-typedef struct { double v; int64_t i; } arg_acc_F;
-typedef struct { double n, mean, m2; } var_acc;
-typedef struct { double m, s; } lse_acc;
-
-#define SUMF_ACC_I uint64_t
-#define SUMF_ACC_F double
-#define PRODF_ACC_I uint64_t
-#define PRODF_ACC_F double
-#define EXTF_ACC_I int64_t
-#define EXTF_ACC_F double
-#define ARGF_ACC_I arg_acc_I
-#define ARGF_ACC_F arg_acc_F
-#define VARF_ACC_F var_acc
-#define LSEF_ACC_F lse_acc
-
-/* Welford's update by one value, and Chan's merge of two partial results. */
-static inline void var_push(var_acc *a, double v) {
-    a->n += 1;
-    double delta = v - a->mean;
-    a->mean += delta / a->n;
-    a->m2 += delta * (v - a->mean);
-}
-
-static inline void var_merge(var_acc *a, var_acc b) {
-    if (b.n == 0) {
-        return;
-    }
-    if (a->n == 0) {
-        *a = b;
-        return;
-    }
-    double n = a->n + b.n, delta = b.mean - a->mean;
-    a->mean += delta * (b.n / n);
-    a->m2 += b.m2 + delta * delta * (a->n * b.n / n);
-    a->n = n;
-}
-
-/* Running log-sum-exp: m is the largest value seen, s the sum of exp(x - m). -inf adds nothing
-   (so m = -inf keeps s = 0); NaN is final; with m = +inf the result is +inf whatever s is. */
-static inline void lse_push(lse_acc *a, double v) {
-    if (isnan(v) || isnan(a->m)) {
-        a->m = NAN;
-    } else if (v == -INFINITY) {
-        return;
-    } else if (v > a->m) {
-        a->s = a->s * exp(a->m - v) + 1;
-        a->m = v;
-    } else {
-        a->s += exp(v - a->m);
-    }
-}
-
-/* Joins two running log-sum-exps (b's values after a's): NaN is final, -inf adds nothing. */
-static inline void lse_merge(lse_acc *a, lse_acc b) {
-    if (isnan(a->m) || isnan(b.m)) {
-        a->m = NAN;
-    } else if (b.m == -INFINITY) {
-        return;
-    } else if (a->m == -INFINITY) {
-        *a = b;
-    } else if (b.m > a->m) {
-        a->s = a->s * exp(a->m - b.m) + b.s;
-        a->m = b.m;
-    } else {
-        a->s += b.s * exp(b.m - a->m);
-    }
-}
-
-static inline double lse_result(lse_acc a) { return (isinf(a.m) || isnan(a.m)) ? a.m : a.m + log(a.s); }
-
-/* ------------------------------------------------------------------ the ops
- * Sum family: acc += TR(v), finished by FIN. OUT picks the output dtype per kind. */
-
-#define SUM_TR_I(v, p) ((uint64_t)(v))
-#define SUM_TR_F(v, p) (v)
-#define SUM_FIN(a, n, p) (a)
-#define SUM_OUT_I OUT_INT64
-#define SUM_OUT_F OUT_SAME
-#define NANSUM_TR_I(v, p) ((uint64_t)(v))
-#define NANSUM_TR_F(v, p) (isnan(v) ? 0 : (v))
-#define NANSUM_FIN(a, n, p) (a)
-#define NANSUM_OUT_I OUT_INT64
-#define NANSUM_OUT_F OUT_SAME
-#define MEAN_TR_F(v, p) (v)
-#define MEAN_FIN(a, n, p) ((a) / (double)(n))
-#define MEAN_OUT_F OUT_SAME
-#define ANY_TR_I(v, p) ((uint64_t)((v) != 0))
-#define ANY_TR_F(v, p) ((v) != 0)
-#define ANY_FIN(a, n, p) ((a) != 0)
-#define ANY_OUT_I OUT_BOOL
-#define ANY_OUT_F OUT_BOOL
-#define ALL_TR_I(v, p) ((uint64_t)((v) == 0))
-#define ALL_TR_F(v, p) ((v) == 0)
-#define ALL_FIN(a, n, p) ((a) == 0)
-#define ALL_OUT_I OUT_BOOL
-#define ALL_OUT_F OUT_BOOL
-#define COUNT_NONZERO_TR_I(v, p) ((uint64_t)((v) != 0))
-#define COUNT_NONZERO_TR_F(v, p) ((v) != 0)
-#define COUNT_NONZERO_FIN(a, n, p) (a)
-#define COUNT_NONZERO_OUT_I OUT_INT64
-#define COUNT_NONZERO_OUT_F OUT_INT64
-#define NORM_L0_TR_F(v, p) ((v) != 0)
-#define NORM_L0_FIN(a, n, p) (a)
-#define NORM_L0_OUT_F OUT_SAME
-#define NORM_L1_TR_F(v, p) ((v) < 0 ? -(v) : (v))
-#define NORM_L1_FIN(a, n, p) (a)
-#define NORM_L1_OUT_F OUT_SAME
-#define NORM_L2_TR_F(v, p) ((double)(v) * (double)(v))  /* in double: no overflow for float32 */
-#define NORM_L2_FIN(a, n, p) sqrt(a)
-#define NORM_L2_OUT_F OUT_SAME
-#define NORM_LP_TR_F(v, p) pow(fabs(v), p)
-#define NORM_LP_FIN(a, n, p) pow(a, 1.0 / (p))
-#define NORM_LP_OUT_F OUT_SAME
-
-/* Product family. */
-#define PROD_INIT(a) ((a) = 1)
-#define PROD_UPD_I(a, v, i, p) ((a) *= (uint64_t)(v))
-#define PROD_UPD_F(a, v, i, p) ((a) *= (v))
-#define PROD_STORE_I(T, ST, o, a) OUT_INT64(T, ST, o, a)
-#define PROD_STORE_F(T, ST, o, a) OUT_SAME(T, ST, o, a)
-
-/* Extremum family: NaN wins (a NaN acc is kept, a NaN value replaces a number). */
-#define MAX_INIT_I(a) ((a) = INT64_MIN)
-#define MAX_INIT_F(a) ((a) = -INFINITY)
-#define MIN_INIT_I(a) ((a) = INT64_MAX)
-#define MIN_INIT_F(a) ((a) = INFINITY)
-#define NORM_LINF_INIT_F MAX_INIT_F
-#define NORM_LNEGINF_INIT_F MIN_INIT_F
-#define MAX_UPD_I(a, v, i, p) if ((v) > (a)) (a) = (v)
-#define MIN_UPD_I(a, v, i, p) if ((v) < (a)) (a) = (v)
-/* Written as selects so that the loops vectorize: v > NaN is false, so a NaN acc stays. */
-#define MAX_UPD_F(a, v, i, p) ((a) = (((v) > (a)) | ((v) != (v))) ? (v) : (a))
-#define MIN_UPD_F(a, v, i, p) ((a) = (((v) < (a)) | ((v) != (v))) ? (v) : (a))
-#define NORM_LINF_UPD_F(a, v, i, p) MAX_UPD_F(a, fabs(v), i, p)
-#define NORM_LNEGINF_UPD_F(a, v, i, p) MIN_UPD_F(a, fabs(v), i, p)
-/* Folding partial results (already transformed) into the acc. */
-#define MAX_FOLD_F MAX_UPD_F
-#define MIN_FOLD_F MIN_UPD_F
-#define NORM_LINF_FOLD_F MAX_UPD_F
-#define NORM_LNEGINF_FOLD_F MIN_UPD_F
-
-/* Argument family: strict comparisons keep the first occurrence. */
-#define ARGMAX_INIT_I(a) ((a).v = INT64_MIN, (a).i = 0)
-#define ARGMAX_INIT_F(a) ((a).v = -INFINITY, (a).i = 0)
-#define ARGMIN_INIT_I(a) ((a).v = INT64_MAX, (a).i = 0)
-#define ARGMIN_INIT_F(a) ((a).v = INFINITY, (a).i = 0)
-#define ARGMAX_UPD_I(a, v, idx, p) if ((v) > (a).v) ((a).v = (v), (a).i = (idx))
-#define ARGMIN_UPD_I(a, v, idx, p) if ((v) < (a).v) ((a).v = (v), (a).i = (idx))
-#define ARGMAX_UPD_F(a, v, idx, p) if (!((v) <= (a).v) && (a).v == (a).v) ((a).v = (v), (a).i = (idx))
-#define ARGMIN_UPD_F(a, v, idx, p) if (!((v) >= (a).v) && (a).v == (a).v) ((a).v = (v), (a).i = (idx))
-
-/* Whether a later partial result (value bv) replaces an earlier one (av): as the UPD rules. */
-#define ARGMAX_TAKES_I(bv, av) ((bv) > (av))
-#define ARGMIN_TAKES_I(bv, av) ((bv) < (av))
-#define ARGMAX_TAKES_F(bv, av) (!((bv) <= (av)) && (av) == (av))
-#define ARGMIN_TAKES_F(bv, av) (!((bv) >= (av)) && (av) == (av))
-
-#define VAR_FIN(a, n, p) ((a).m2 / fmax(0.0, (double)(n) - (p)))
-#define STD_FIN(a, n, p) sqrt(VAR_FIN(a, n, p))
-#define LSE_UPD(a, v, i, p) lse_push(&(a), v)
-
-/* ------------------------------------------------------------------ generic row and vec */
-
-#define ROW_LOOP(K, T, LD, S, BODY)                                   \
-    for (int64_t i = 0; i < n; i++) {                                 \
-        CT_##K v = (CT_##K)LD(T, p + i * (S));                        \
-        BODY;                                                         \
-    }
-
-#define DEFINE_GENERIC_ROW(OP, name, T, K, LD, ACC, UPD)                                       \
-    static void row_##OP##_##name(void *acc, const char *p, int64_t n, int64_t s, int64_t base, \
-                                  double param) {                                              \
-        (void)param;                                                                           \
-        (void)base;                                                                            \
-        ACC a = *(ACC *)acc;                                                                   \
-        if (s == (int64_t)sizeof(T)) {                                                         \
-            ROW_LOOP(K, T, LD, (int64_t)sizeof(T), UPD(a, v, base + i, param))                 \
-        } else {                                                                               \
-            ROW_LOOP(K, T, LD, s, UPD(a, v, base + i, param))                                  \
-        }                                                                                      \
-        *(ACC *)acc = a;                                                                       \
-    }
-
-#define VEC_LOOP(K, T, LD, S, BODY)                                   \
-    for (int64_t j = 0; j < c; j++) {                                 \
-        CT_##K v = (CT_##K)LD(T, p + j * (S));                        \
-        BODY;                                                         \
-    }
-
-#define DEFINE_GENERIC_VEC(OP, name, T, K, LD, ACC, UPD)                                          \
-    static void vec_##OP##_##name(void *accs, const char *p, int64_t c, int64_t s, int64_t index, \
-                                  double param) {                                                 \
-        (void)param;                                                                              \
-        (void)index;                                                                              \
-        ACC *a = accs;                                                                            \
-        if (s == (int64_t)sizeof(T)) {                                                            \
-            VEC_LOOP(K, T, LD, (int64_t)sizeof(T), UPD(a[j], v, index, param))                    \
-        } else {                                                                                  \
-            VEC_LOOP(K, T, LD, s, UPD(a[j], v, index, param))                                     \
-        }                                                                                         \
-    }
-
-#define DEFINE_INIT(OP, name, ACC, INIT)                       \
-    static void init_##OP##_##name(void *accs, int64_t c) {    \
-        ACC *a = accs;                                         \
-        for (int64_t j = 0; j < c; j++) {                      \
-            INIT(a[j]);                                        \
-        }                                                      \
-    }
-
-#define STORE_HEAD(OP, name, ACC)                                                                  \
-    static void store_##OP##_##name(const void *accs, int64_t c, char *out, int64_t os, char *out2, \
-                                    int64_t os2, int64_t count, double param) {                    \
-        (void)out2;                                                                                \
-        (void)os2;                                                                                 \
-        (void)count;                                                                               \
-        (void)param;                                                                               \
-        const ACC *a = accs;
-
-/* ------------------------------------------------------------------ the families */
-
-#define ZERO_INIT(a) ((a) = 0)
-#define SUM_UPD(a, v, i, p) ((a) += (v))
-
-/* Sum family, integers: a plain loop (the compiler vectorizes it). */
-#define SUMF_ROW_I(OP, name, T, LD)                                                             \
-    static void row_##OP##_##name(void *acc, const char *p, int64_t n, int64_t s, int64_t base, \
-                                  double param) {                                              \
-        (void)param;                                                                           \
-        (void)base;                                                                            \
-        uint64_t a = *(uint64_t *)acc;                                                         \
-        if (s == (int64_t)sizeof(T)) {                                                         \
-            ROW_LOOP(I, T, LD, (int64_t)sizeof(T), a += OP##_TR_I(v, param))                   \
-        } else {                                                                               \
-            ROW_LOOP(I, T, LD, s, a += OP##_TR_I(v, param))                                    \
-        }                                                                                      \
-        *(uint64_t *)acc = a;                                                                  \
-    }
-
-/* Sum family, floats: pairwise summation over blocks of at most PAIRWISE_BLOCK_N elements, each
-   block summed in PAIRWISE_LANES lanes of the transformed value's type (float for a float16 or
-   float32 sum; int for the counts), then the block sums join the pairwise tree in double. Sixteen
-   lanes are four (SSE) vector accumulators for float32, so the adds of one block form four
-   independent chains instead of one: a single thread then sums at memory speed instead of at one
-   vector add per add latency. Each lane adds at most 32 values before the block's lanes are
-   combined in double, so the rounding error stays that of a short float sum. */
-#define PAIRWISE_LANES 16
-#define PAIRWISE_BLOCK_N 512
-#define PAIRWISE_BLOCK(OP, T, LD, S)                                               \
-    for (; i + PAIRWISE_LANES <= n; i += PAIRWISE_LANES) {                         \
-        for (int k = 0; k < PAIRWISE_LANES; k++) {                                 \
-            lane[k] += OP##_TR_F(LD(T, p + (i + k) * (S)), param);                 \
-        }                                                                          \
-    }
-/* Plain float32 sums (sum and mean of a contiguous row) on AVX2 or AVX-512: 64 float lanes in
-   4 or 8 vector registers, so that a thread keeps enough loads in flight to sum at memory speed
-   (the 16 lanes above compile to SSE and reach about 40% of it on one core). Blocks of 2048, so
-   each lane still adds at most 32 values before the block's lanes are combined in double (a
-   tree of vector adds); the blocks join a pairwise tree in double. */
-#define SUM_F32_LANES 64
-#define SUM_F32_BLOCK_N 2048
-typedef double (*sum_block_f32_fn)(const float *p, int64_t n);
 
 #if TT_HAVE_X86
 #include <immintrin.h>
@@ -406,7 +115,6 @@ __attribute__((target("avx2"))) static double sum_block_f32_avx2(const float *p,
    the extremum is a zero, the row's first zero is returned, so a tie of -0.0 and 0.0 goes to the
    earlier one, as in a sequential scan (IEEE leaves the choice open; NumPy's max keeps the later
    one). n >= 1. */
-typedef float (*ext_row_f32_fn)(const float *p, int64_t n, int negate);
 
 static float first_zero(const float *p, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
@@ -498,13 +206,12 @@ __attribute__((target("avx2"))) static float ext_row_f32_avx2(const float *p, in
 #endif
 
 /* This CPU's extremum row kernel, or NULL where only the generic row applies. */
-static ext_row_f32_fn ext_row_f32(void) { return F32_KERNEL(ext_row_f32); }
+ext_row_f32_fn tt_reduce_ext_row_f32(void) { return F32_KERNEL(ext_row_f32); }
 
 /* The sum over a float32 row of (x - center)^2 (square != 0) or of x (square == 0, center 0), in
    double vector registers: a variance's two passes, and a 2-norm's sum of squares (center 0). Each of the 32 double lanes adds n / 32
    terms, so the mean is as exact as a double sum (a float-lane sum's error would reach the
    variance squared: 5e-5 relative for data of 1e4 +- 1e-3, against 4e-8 this way). */
-typedef double (*sqdev_f32_fn)(const float *p, int64_t n, double center, int square);
 
 #if TT_HAVE_X86
 __attribute__((target("avx512f"))) static double sqdev_f32_avx512(const float *p, int64_t n, double center,
@@ -562,310 +269,26 @@ __attribute__((target("avx2"))) static double sqdev_f32_avx2(const float *p, int
 }
 #endif
 
-static sqdev_f32_fn sqdev_f32(void) { return F32_KERNEL(sqdev_f32); }
+sqdev_f32_fn tt_reduce_sqdev_f32(void) { return F32_KERNEL(sqdev_f32); }
 
 /* This CPU's block kernel, or NULL where only the 16-lane code above applies. */
-static sum_block_f32_fn sum_block_f32(void) { return F32_KERNEL(sum_block_f32); }
+sum_block_f32_fn tt_reduce_sum_block_f32(void) { return F32_KERNEL(sum_block_f32); }
 
-static double pairwise_sum_f32(sum_block_f32_fn block, const float *p, int64_t n) {
+double tt_reduce_pairwise_sum_f32(sum_block_f32_fn block, const float *p, int64_t n) {
     if (n <= SUM_F32_BLOCK_N) {
         return block(p, n);
     }
     const int64_t half = (n / 2) & ~(int64_t)(SUM_F32_LANES - 1);
-    return pairwise_sum_f32(block, p, half) + pairwise_sum_f32(block, p + half, n - half);
+    return tt_reduce_pairwise_sum_f32(block, p, half) + tt_reduce_pairwise_sum_f32(block, p + half, n - half);
 }
 
-/* Which ops sum the values themselves (their transform is the identity). */
-#define SUM_PLAIN 1
-#define MEAN_PLAIN 1
-#define NANSUM_PLAIN 0
-#define ANY_PLAIN 0
-#define ALL_PLAIN 0
-#define COUNT_NONZERO_PLAIN 0
-#define NORM_L0_PLAIN 0
-#define NORM_L1_PLAIN 0
-#define NORM_L2_PLAIN 0
-/* Which ops sum squares (NORM_L2: the block kernel squares in double). */
-#define SUM_SQUARES 0
-#define MEAN_SQUARES 0
-#define NANSUM_SQUARES 0
-#define ANY_SQUARES 0
-#define ALL_SQUARES 0
-#define COUNT_NONZERO_SQUARES 0
-#define NORM_L0_SQUARES 0
-#define NORM_L1_SQUARES 0
-#define NORM_L2_SQUARES 1
-#define NORM_LP_SQUARES 0
-#define NORM_LP_PLAIN 0
+/* ------------------------------------------------------------------ the op functions */
 
-#define SUMF_ROW_F(OP, name, T, LD)                                                             \
-    static double pairwise_##OP##_##name(const char *p, int64_t n, int64_t s, double param) {  \
-        (void)param;                                                                           \
-        if (n <= PAIRWISE_BLOCK_N) {                                                           \
-            __typeof__(OP##_TR_F(LD(T, p), param) + 0) lane[PAIRWISE_LANES] = {0};             \
-            int64_t i = 0;                                                                     \
-            if (s == (int64_t)sizeof(T)) {                                                     \
-                PAIRWISE_BLOCK(OP, T, LD, (int64_t)sizeof(T))                                  \
-            } else {                                                                           \
-                PAIRWISE_BLOCK(OP, T, LD, s)                                                   \
-            }                                                                                  \
-            for (; i < n; i++) {                                                               \
-                lane[0] += OP##_TR_F(LD(T, p + i * s), param);                                 \
-            }                                                                                  \
-            double total = 0;                                                                  \
-            for (int k = 0; k < PAIRWISE_LANES; k += 4) {                                      \
-                total += ((double)lane[k] + (double)lane[k + 1]) + ((double)lane[k + 2] + (double)lane[k + 3]); \
-            }                                                                                  \
-            return total;                                                                      \
-        }                                                                                      \
-        int64_t half = (n / 2) & ~(int64_t)(PAIRWISE_LANES - 1);                               \
-        return pairwise_##OP##_##name(p, half, s, param) +                                     \
-               pairwise_##OP##_##name(p + half * s, n - half, s, param);                       \
-    }                                                                                          \
-    static void row_##OP##_##name(void *acc, const char *p, int64_t n, int64_t s, int64_t base, \
-                                  double param) {                                              \
-        (void)base;                                                                            \
-        if (OP##_PLAIN && __builtin_types_compatible_p(T, float) && s == (int64_t)sizeof(T)) {  \
-            const sum_block_f32_fn block = sum_block_f32();                                    \
-            if (block != NULL) {                                                               \
-                *(double *)acc += pairwise_sum_f32(block, (const float *)p, n);                \
-                return;                                                                        \
-            }                                                                                  \
-        }                                                                                      \
-        if (OP##_SQUARES && __builtin_types_compatible_p(T, float) && s == (int64_t)sizeof(T)) { \
-            /* squared and summed in double (a float square overflows past 1.8e19, as          \
-               NORM_L2_TR_F notes) in vector registers: the 16 double lanes below compile to    \
-               SSE2 pairs, half the speed of a plain sum */                                     \
-            const sqdev_f32_fn dev = sqdev_f32();                                              \
-            if (dev != NULL) {                                                                 \
-                *(double *)acc += dev((const float *)(const void *)p, n, 0.0, 1);              \
-                return;                                                                        \
-            }                                                                                  \
-        }                                                                                      \
-        *(double *)acc += pairwise_##OP##_##name(p, n, s, param);                              \
-    }
+#define RD_TABLE tt_reduce_table_baseline
+#include "reduce_rows.h"
 
-/* Merging two accs of a family: `a` covers earlier elements than `b` (argmax keeps a on ties). */
-#define DEFINE_MERGE(OP, name, ACC, BODY)                                     \
-    static void merge_##OP##_##name(void *acc, const void *other) {           \
-        ACC *a = acc;                                                         \
-        const ACC *b = other;                                                 \
-        BODY;                                                                 \
-    }
-
-#define GEN_SUMF(OP, name, T, K, LD, ST, CODE)                                      \
-    DEFINE_INIT(OP, name, SUMF_ACC_##K, ZERO_INIT)                                  \
-    DEFINE_MERGE(OP, name, SUMF_ACC_##K, *a += *b)                                  \
-    SUMF_ROW_##K(OP, name, T, LD)                                                   \
-    static void vec_##OP##_##name(void *accs, const char *p, int64_t c, int64_t s,  \
-                                  int64_t index, double param) {                    \
-        (void)param;                                                                \
-        (void)index;                                                                \
-        SUMF_ACC_##K *a = accs;                                                     \
-        if (s == (int64_t)sizeof(T)) {                                              \
-            VEC_LOOP(K, T, LD, (int64_t)sizeof(T), a[j] += OP##_TR_##K(v, param))   \
-        } else {                                                                    \
-            VEC_LOOP(K, T, LD, s, a[j] += OP##_TR_##K(v, param))                    \
-        }                                                                           \
-    }                                                                               \
-    STORE_HEAD(OP, name, SUMF_ACC_##K)                                              \
-        for (int64_t j = 0; j < c; j++) {                                           \
-            OP##_OUT_##K(T, ST, out + j * os, OP##_FIN(a[j], count, param));        \
-        }                                                                           \
-    }
-
-#define GEN_PRODF(OP, name, T, K, LD, ST, CODE)                                     \
-    DEFINE_INIT(OP, name, PRODF_ACC_##K, PROD_INIT)                                 \
-    DEFINE_MERGE(OP, name, PRODF_ACC_##K, *a *= *b)                                 \
-    DEFINE_GENERIC_ROW(OP, name, T, K, LD, PRODF_ACC_##K, PROD_UPD_##K)             \
-    DEFINE_GENERIC_VEC(OP, name, T, K, LD, PRODF_ACC_##K, PROD_UPD_##K)             \
-    STORE_HEAD(OP, name, PRODF_ACC_##K)                                             \
-        for (int64_t j = 0; j < c; j++) {                                           \
-            PROD_STORE_##K(T, ST, out + j * os, a[j]);                              \
-        }                                                                           \
-    }
-
-/* Extremum rows: integers in one chain; floats in 8 independent lanes of the load type, so the
-   selects vectorize, then folded into the acc. */
-#define EXT_MERGE_I(OP, a, b) OP##_UPD_I(a, b, 0, 0)
-#define EXT_MERGE_F(OP, a, b) OP##_FOLD_F(a, b, 0, 0)
-#define EXTF_ROW_I(OP, name, T, LD) DEFINE_GENERIC_ROW(OP, name, T, I, LD, EXTF_ACC_I, OP##_UPD_I)
-#define EXT_LANES(OP, T, LD, S)                                                     \
-    for (; i + 8 <= n; i += 8) {                                                    \
-        for (int k = 0; k < 8; k++) {                                               \
-            LT v = LD(T, p + (i + k) * (S));                                        \
-            OP##_UPD_F(lane[k], v, 0, param);                                       \
-        }                                                                           \
-    }
-/* The extremum ops that are a plain max (1) or min (-1) of the values, rather than of their
-   magnitudes (0: the norms): they take ext_row_f32 for a contiguous float32 row (a min maximizes
-   the negation), and every path returns a row's first zero when the extremum is zero. */
-#define EXT_KIND_MAX 1
-#define EXT_KIND_MIN (-1)
-#define EXT_KIND_NORM_LINF 0
-#define EXT_KIND_NORM_LNEGINF 0
-#define EXTF_ROW_F(OP, name, T, LD)                                                                 \
-    static void row_##OP##_##name(void *acc, const char *p, int64_t n, int64_t s, int64_t base,     \
-                                  double param) {                                                  \
-        (void)base;                                                                                \
-        (void)param;                                                                               \
-        if (EXT_KIND_##OP != 0 && n > 0 && __builtin_types_compatible_p(T, float) && s == (int64_t)sizeof(T)) { \
-            const ext_row_f32_fn ext = ext_row_f32();                                              \
-            if (ext != NULL) {                                                                     \
-                double a = *(double *)acc;                                                         \
-                const double row = ext((const float *)(const void *)p, n, EXT_KIND_##OP < 0);       \
-                OP##_FOLD_F(a, row, 0, param); /* a macro: it reads `row` more than once */        \
-                *(double *)acc = a;                                                                \
-                return;                                                                            \
-            }                                                                                      \
-        }                                                                                          \
-        typedef __typeof__(LD(T, p) + 0) LT;                                                       \
-        LT lane[8];                                                                                \
-        for (int k = 0; k < 8; k++) {                                                              \
-            OP##_INIT_F(lane[k]);                                                                  \
-        }                                                                                          \
-        int64_t i = 0;                                                                             \
-        if (s == (int64_t)sizeof(T)) {                                                             \
-            EXT_LANES(OP, T, LD, (int64_t)sizeof(T))                                               \
-        } else {                                                                                   \
-            EXT_LANES(OP, T, LD, s)                                                                \
-        }                                                                                          \
-        double r;                                                                                  \
-        OP##_INIT_F(r);                                                                            \
-        for (int k = 0; k < 8; k++) {                                                              \
-            OP##_FOLD_F(r, (double)lane[k], 0, param);                                             \
-        }                                                                                          \
-        for (; i < n; i++) {                                                                       \
-            OP##_UPD_F(r, (double)LD(T, p + i * s), 0, param);                                     \
-        }                                                                                          \
-        if (EXT_KIND_##OP != 0 && r == 0) { /* a max/min of zero: the row's first zero, as       \
-                                              ext_row_f32 (the lanes' order would decide) */      \
-            for (int64_t z = 0; z < n; z++) {                                                      \
-                const double v = (double)LD(T, p + z * s);                                        \
-                if (v == 0) {                                                                      \
-                    r = v;                                                                         \
-                    break;                                                                         \
-                }                                                                                  \
-            }                                                                                      \
-        }                                                                                          \
-        double a = *(double *)acc;                                                                 \
-        OP##_FOLD_F(a, r, 0, param);                                                               \
-        *(double *)acc = a;                                                                        \
-    }
-
-#define GEN_EXTF(OP, name, T, K, LD, ST, CODE)                                      \
-    DEFINE_INIT(OP, name, EXTF_ACC_##K, OP##_INIT_##K)                              \
-    DEFINE_MERGE(OP, name, EXTF_ACC_##K, EXT_MERGE_##K(OP, *a, *b))                 \
-    EXTF_ROW_##K(OP, name, T, LD)                                                   \
-    DEFINE_GENERIC_VEC(OP, name, T, K, LD, EXTF_ACC_##K, OP##_UPD_##K)              \
-    STORE_HEAD(OP, name, EXTF_ACC_##K)                                              \
-        for (int64_t j = 0; j < c; j++) {                                           \
-            ST(T, out + j * os, a[j]);                                              \
-        }                                                                           \
-    }
-
-#define GEN_ARGF(OP, name, T, K, LD, ST, CODE)                                      \
-    DEFINE_INIT(OP, name, ARGF_ACC_##K, OP##_INIT_##K)                              \
-    DEFINE_MERGE(OP, name, ARGF_ACC_##K, if (OP##_TAKES_##K(b->v, a->v)) *a = *b)   \
-    DEFINE_GENERIC_ROW(OP, name, T, K, LD, ARGF_ACC_##K, OP##_UPD_##K)              \
-    DEFINE_GENERIC_VEC(OP, name, T, K, LD, ARGF_ACC_##K, OP##_UPD_##K)              \
-    STORE_HEAD(OP, name, ARGF_ACC_##K)                                              \
-        for (int64_t j = 0; j < c; j++) {                                           \
-            *(int64_t *)(out + j * os) = a[j].i;                                    \
-            if (out2 != NULL) {                                                     \
-                ST(T, out2 + j * os2, a[j].v);                                      \
-            }                                                                       \
-        }                                                                           \
-    }
-
-/* Variance: a row is done in two passes (its mean, then squared deviations), merged by Chan's
-   formula; the column loop updates each acc by Welford's. */
-#define VAR_INIT(a) ((a).n = 0, (a).mean = 0, (a).m2 = 0)
-#define VAR_UPD(a, v, i, p) var_push(&(a), v)
-#define GEN_VARF(OP, name, T, K, LD, ST, CODE)                                                  \
-    DEFINE_INIT(OP, name, var_acc, VAR_INIT)                                                    \
-    DEFINE_MERGE(OP, name, var_acc, var_merge(a, *b))                                           \
-    static void row_##OP##_##name(void *acc, const char *p, int64_t n, int64_t s, int64_t base, \
-                                  double param) {                                              \
-        (void)base;                                                                            \
-        (void)param;                                                                           \
-        if (__builtin_types_compatible_p(T, float) && s == (int64_t)sizeof(T) && n > 0) {      \
-            /* a contiguous float32 row: both passes in vector registers, in double */         \
-            const sqdev_f32_fn dev = sqdev_f32();                                              \
-            if (dev != NULL) {                                                                 \
-                const float *row_p = (const float *)(const void *)p;                           \
-                const double row_mean = dev(row_p, n, 0.0, 0) / (double)n;                     \
-                var_acc row = {(double)n, row_mean, dev(row_p, n, row_mean, 1)};               \
-                var_merge((var_acc *)acc, row);                                                \
-                return;                                                                        \
-            }                                                                                  \
-        }                                                                                      \
-        double total = 0, m2 = 0;                                                              \
-        ROW_LOOP(K, T, LD, s, total += v)                                                      \
-        double mean = total / (double)n;                                                       \
-        ROW_LOOP(K, T, LD, s, m2 += (v - mean) * (v - mean))                                   \
-        var_acc row = {(double)n, mean, m2};                                                   \
-        var_merge((var_acc *)acc, row);                                                        \
-    }                                                                                          \
-    DEFINE_GENERIC_VEC(OP, name, T, K, LD, var_acc, VAR_UPD)                                   \
-    STORE_HEAD(OP, name, var_acc)                                                              \
-        for (int64_t j = 0; j < c; j++) {                                                      \
-            ST(T, out + j * os, OP##_FIN(a[j], count, param));                                 \
-        }                                                                                      \
-    }
-
-#define LSE_INIT(a) ((a).m = -INFINITY, (a).s = 0)
-#define GEN_LSEF(OP, name, T, K, LD, ST, CODE)                                      \
-    DEFINE_INIT(OP, name, lse_acc, LSE_INIT)                                        \
-    DEFINE_MERGE(OP, name, lse_acc, lse_merge(a, *b))                               \
-    DEFINE_GENERIC_ROW(OP, name, T, K, LD, lse_acc, LSE_UPD)                        \
-    DEFINE_GENERIC_VEC(OP, name, T, K, LD, lse_acc, LSE_UPD)                        \
-    STORE_HEAD(OP, name, lse_acc)                                                   \
-        for (int64_t j = 0; j < c; j++) {                                           \
-            ST(T, out + j * os, lse_result(a[j]));                                  \
-        }                                                                           \
-    }
-
-/* Every op: (dtypes it takes, name, family). */
-#define REDUCE_OPS(X)                                                        \
-    X(REDUCE_ALL_DTYPES, SUM, SUMF) X(REDUCE_ALL_DTYPES, NANSUM, SUMF)                     \
-    X(REDUCE_ALL_DTYPES, PROD, PRODF) X(REDUCE_FLOAT_DTYPES, MEAN, SUMF)                   \
-    X(REDUCE_ALL_DTYPES, MAX, EXTF) X(REDUCE_ALL_DTYPES, MIN, EXTF)                        \
-    X(REDUCE_ALL_DTYPES, ARGMAX, ARGF) X(REDUCE_ALL_DTYPES, ARGMIN, ARGF)                  \
-    X(REDUCE_ALL_DTYPES, ANY, SUMF) X(REDUCE_ALL_DTYPES, ALL, SUMF)                        \
-    X(REDUCE_ALL_DTYPES, COUNT_NONZERO, SUMF)                                       \
-    X(REDUCE_FLOAT_DTYPES, VAR, VARF) X(REDUCE_FLOAT_DTYPES, STD, VARF)                    \
-    X(REDUCE_FLOAT_DTYPES, LOGSUMEXP, LSEF)                                         \
-    X(REDUCE_FLOAT_DTYPES, NORM_L0, SUMF) X(REDUCE_FLOAT_DTYPES, NORM_L1, SUMF)            \
-    X(REDUCE_FLOAT_DTYPES, NORM_L2, SUMF) X(REDUCE_FLOAT_DTYPES, NORM_LINF, EXTF)          \
-    X(REDUCE_FLOAT_DTYPES, NORM_LNEGINF, EXTF) X(REDUCE_FLOAT_DTYPES, NORM_LP, SUMF)
-
-typedef void (*init_fn)(void *accs, int64_t c);
-typedef void (*row_fn)(void *acc, const char *p, int64_t n, int64_t s, int64_t base, double param);
-typedef void (*vec_fn)(void *accs, const char *p, int64_t c, int64_t s, int64_t index, double param);
-typedef void (*store_fn)(const void *accs, int64_t c, char *out, int64_t os, char *out2, int64_t os2,
-                         int64_t count, double param);
-
-typedef void (*merge_fn)(void *acc, const void *other);
-
-typedef struct reduce_impl {
-    init_fn init;
-    row_fn row;
-    vec_fn vec;
-    store_fn store;
-    merge_fn merge;
-    size_t acc_size;
-} reduce_impl;
-
-#define DEFINE_REDUCE_OP(LIST, OP, FAM) LIST(GEN_##FAM, OP)
-#define REG_REDUCE(OP, FAM, name, T, K, LD, ST, CODE) \
-    [TT_RED_##OP][CODE] = {init_##OP##_##name, row_##OP##_##name, vec_##OP##_##name, store_##OP##_##name, \
-                           merge_##OP##_##name, sizeof(FAM##_ACC_##K)},
-#define REGISTER_REDUCE_OP(LIST, OP, FAM) LIST(REG_REDUCE, OP, FAM)
-
-REDUCE_OPS(DEFINE_REDUCE_OP)
-
-static const reduce_impl reduce_table[TT_NUM_REDUCE_OPS][TT_NUM_DTYPES] = {REDUCE_OPS(REGISTER_REDUCE_OP)};
+/* The op table of the widest instruction set this CPU has and the environment allows. */
+static const reduce_impl (*reduce_table(void))[TT_NUM_DTYPES] { return TT_WIDEST_BUILD(tt_reduce_table); }
 
 /* ------------------------------------------------------------------ the driver */
 
@@ -1177,10 +600,10 @@ tt_status tt_reduce(int op, int ndim, const int64_t *shape,
     if (ndim < 64 && (reduce_mask >> ndim) != 0) {
         return TT_ERR_INVALID_ARG;
     }
-    if (dtype < 0 || dtype >= TT_NUM_DTYPES || reduce_table[op][dtype].init == NULL) {
+    if (dtype < 0 || dtype >= TT_NUM_DTYPES || reduce_table()[op][dtype].init == NULL) {
         return TT_ERR_UNSUPPORTED_DTYPE;
     }
-    const reduce_impl *impl = &reduce_table[op][dtype];
+    const reduce_impl *impl = &reduce_table()[op][dtype];
     const int is_arg = op == TT_RED_ARGMAX || op == TT_RED_ARGMIN;
     const int64_t isz = (int64_t)tt_dtype_itemsize(dtype);
     const int64_t osz = (int64_t)tt_dtype_itemsize(reduce_out_dtype(op, dtype));
