@@ -8,8 +8,9 @@ float32 values between the two; NaN must match NaN, infinities and signed zeros 
 inputs are those of test_vmath.py (a sweep over every exponent of both signs, a dense linear sweep
 where the function varies, and the special values). The bounds asserted are the measured maxima
 listed in docs/performance_vmath.md. float64 exp, expm1, exp2, log, log2, log10, log1p, tanh, sin,
-cos, tan, sinh, cosh, asinh, acosh, atanh, hypot, logaddexp, logaddexp2 and softplus have their own
-double versions there too, measured against NumPy's long double. The three
+cos, tan, sinh, cosh, asinh, acosh, atanh, atan, asin, acos, atan2, hypot, logaddexp, logaddexp2
+and softplus have their own double versions there too, measured against NumPy's long double. The
+three
 builds (baseline, AVX2, AVX-512) give the same bits: tests/ops/test_elementwise_isa.py checks every
 op and dtype there.
 """
@@ -201,7 +202,14 @@ FLOAT64 = {"exp": (np.exp, 1.0), "expm1": (np.expm1, 2.0), "log": (np.log, 1.0),
            "exp2": (np.exp2, 1.5), "log2": (np.log2, 2.5), "log10": (np.log10, 2.5), "log1p": (np.log1p, 2.0),
            "sin": (np.sin, 1.0), "cos": (np.cos, 1.0), "tan": (np.tan, 1.0),
            "sinh": (np.sinh, 1.0), "cosh": (np.cosh, 1.0), "asinh": (np.arcsinh, 2.5), "acosh": (np.arccosh, 2.5),
-           "atanh": (np.arctanh, 2.5)}
+           "atanh": (np.arctanh, 2.5), "atan": (np.arctan, 1.0), "asin": (np.arcsin, 1.0), "acos": (np.arccos, 1.0)}
+
+# atan, asin, acos: where their reductions change (atan's centres at 0.21, 0.668, 1 / 0.668, 1 / 0.21;
+# asin's and acos's switch to sqrt((1 - |x|) / 2) at 1/2), next to +-1, and the worst inputs found by
+# dense sweeps there (0.54, 0.73 and 0.68 ULP)
+INVERSE_TRIG_EDGES = [0.21, 0.668, 1.497005988023952, 4.761904761904762, 0.5, 1 - 2.0 ** -53, 1 + 2.0 ** -52,
+                      0.20823519250073394, 0.20946144760648144, 0.5020152170272438, 0.5007053676812323,
+                      0.5417516872245309, 0.5748131713265268]
 
 
 def _float64_inputs() -> np.ndarray:
@@ -218,7 +226,12 @@ def _float64_inputs() -> np.ndarray:
     k = np.concatenate([np.arange(1, 4096), rng.integers(1, 667_544, 1 << 12)]).astype(np.longdouble)
     multiples = (k * (2 * np.arctan(np.longdouble(1)))).astype(np.float64)
     near = np.concatenate([multiples, np.nextafter(multiples, 0), np.nextafter(multiples, np.inf)])
-    return np.concatenate([positive, -positive, *linear, near, -near, specials])
+    edges = np.array(INVERSE_TRIG_EDGES)
+    rng = np.random.default_rng(13)   # a stream of its own: the inputs above stay as they were
+    close = (edges[:, None] * (1 + rng.uniform(-0.05, 0.05, (len(edges), 1 << 14)))).ravel()
+    trig = [rng.uniform(-8, 8, 1 << 18), rng.uniform(0.45, 0.6, 1 << 16), 1 - rng.uniform(0, 1e-6, 1 << 14), close]
+    return np.concatenate([positive, -positive, *linear, near, -near, specials, edges, -edges, *trig,
+                           -np.concatenate(trig)])
 
 
 @pytest.mark.skipif(np.finfo(np.longdouble).nmant < 60, reason="needs an extended-precision long double")
@@ -312,3 +325,68 @@ def test_float64_softplus_ulp(beta, threshold):
     with np.errstate(all="ignore"):
         exact = np.where(x * beta > threshold, x, (np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z)))) / beta)
     assert _float64_ulps(got, exact) <= 2
+
+
+def _float64_atan2_pairs() -> tuple[np.ndarray, np.ndarray]:
+    """atan2's arguments: every pair of special values (zeros, infinities, NaN, the extreme finite
+    magnitudes), doubles spread evenly over all bit patterns against each other (every exponent,
+    so subnormal, underflowing and overflowing ratios) and against themselves times 0.1-10, ratios
+    near atan's centres' bounds and 1, equal magnitudes of all four sign combinations, and the
+    worst pairs found (results just above the smallest normal double: 0.75 ULP)."""
+    edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 5e-324, -5e-324, 2.2250738585072014e-308,
+                      1.7976931348623157e308, -1.7976931348623157e308, 3.5, -0.5])
+    a, b = np.meshgrid(edges, edges)
+    rng = np.random.default_rng(17)
+    n = 1 << 18
+    spread = lambda: rng.integers(0, 0x7FF0000000000000, n).astype(np.uint64).view(np.float64)  # noqa: E731
+    sign = lambda: np.where(rng.random(n) < 0.5, -1.0, 1.0)  # noqa: E731
+    u, v = spread(), spread()
+    w = spread() / 16   # times up to 10 below stays finite
+    ratios = np.concatenate([q * (1 + rng.uniform(-0.05, 0.05, n // 8))
+                             for q in (0.21, 0.668, 1.497005988023952, 4.761904761904762, 1.0, 1e-3)])
+    base = rng.standard_normal(len(ratios))
+    equal = spread()[: n // 8]
+    worst_y = [5.68098718712426e-101, 7.494481750036588e-157, -1.5408550002712513e-60, -2.1347735698231787e-72]
+    worst_x = [1.1850565459117461e207, 8.850713684072203e150, 2.5586101376777433e247, 3.554636334793735e235]
+    y = np.concatenate([a.ravel(), u * sign(), w * sign(), base * ratios, equal, equal, -equal, -equal, worst_y])
+    x = np.concatenate([b.ravel(), v * sign(), w * rng.uniform(0.1, 10, n) * sign(), base * sign()[: len(base)],
+                        equal, -equal, equal, -equal, worst_x])
+    return y, x
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 60, reason="needs an extended-precision long double")
+def test_float64_atan2_ulp():
+    y, x = _float64_atan2_pairs()
+    got = tt.atan2(tt.from_numpy(y), tt.from_numpy(x)).numpy()
+    assert got.dtype == np.float64
+    with np.errstate(all="ignore"):
+        exact = np.arctan2(y.astype(np.longdouble), x.astype(np.longdouble))
+    assert _float64_ulps(got, exact) <= 1.0
+
+
+def test_float64_atan2_special_values_are_exact():
+    """As test_atan2_special_values_are_exact in double: zeros, infinities and NaN against
+    anything, and equal magnitudes, give C99's (glibc's, NumPy's) answers: 0, pi/2, pi/4, 3pi/4
+    and pi rounded, with their signs."""
+    edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan])
+    finite = np.array([1.0, 3.5, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 0.1])
+    finite = np.concatenate([finite, -finite])
+    a, b = np.meshgrid(np.concatenate([edges, finite]), edges)
+    equal = np.concatenate([finite, finite]), np.concatenate([finite, -finite])   # |y| == |x|
+    a, b = np.concatenate([a.ravel(), b.ravel(), equal[0]]), np.concatenate([b.ravel(), a.ravel(), equal[1]])
+    got = tt.atan2(tt.from_numpy(a), tt.from_numpy(b)).numpy()
+    want = np.arctan2(a, b)
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_float64_inverse_trig_special_values():
+    """C99 Annex F: atan(+-0) = +-0, atan(+-inf) = +-pi/2, asin(+-0) = +-0, asin(+-1) = +-pi/2,
+    acos(1) = +0, acos(-1) = pi, acos(+-0) = pi/2, NaN outside [-1, 1] and for NaN."""
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1 + 2.0 ** -52, -1 - 2.0 ** -52, 2.0, -np.inf])
+    for name, reference in (("atan", np.arctan), ("asin", np.arcsin), ("acos", np.arccos)):
+        got = getattr(tt, name)(tt.from_numpy(x)).numpy()
+        with np.errstate(invalid="ignore"):
+            want = reference(x)
+        np.testing.assert_array_equal(got, want, err_msg=name)
+        assert np.array_equal(np.signbit(got[want == 0]), np.signbit(want[want == 0])), name

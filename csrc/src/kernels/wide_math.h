@@ -2,7 +2,8 @@
  * wide_math.h (internal): transcendental functions written so that a loop calling them
  * vectorizes: float64 exp, expm1, exp2, log, log2, log10, log1p and tanh (the first section,
  * which the float32 functions evaluated in double use too), float64 sin, cos, tan, sinh, cosh,
- * asinh, acosh, atanh, hypot, logaddexp, logaddexp2 and softplus, then the float32 ones.
+ * asinh, acosh, atanh, hypot, logaddexp, logaddexp2 and softplus, float64 atan, asin, acos and
+ * atan2, then the float32 ones.
  *
  * Included by elementwise_rows.h, so it is compiled in each of its three builds (baseline, AVX2,
  * AVX-512). The float32 (and float16, which computes in float) rows of sin, cos, tan, asin, acos,
@@ -502,6 +503,260 @@ WM_INLINE double wide_softplus(double x, double beta, double threshold) {
     const double z = x * beta;
     const double r = ((z > 0.0 ? z : 0.0) + wd_log1p_finite(wide_exp(-fabs(z)))) / beta;
     return z > threshold ? x : r;
+}
+
+/* ------------------------------------------------------------------ float64 inverse trigonometric
+ * atan, asin, acos and atan2 of doubles, within 0.75 ULP (tests/ops/test_wide_math.py lists each).
+ *   - atan and atan2: atan q = atan(c) + atan(r), r = (q - c) / (1 + c q), for the centre c in
+ *     {0, ~tan(pi/8), 1, ~tan(3pi/8)} nearest q, or pi/2 + atan(-1 / q) for q > 4.76, so that
+ *     |r| <= 0.21 and a Taylor series to r^23 suffices. atan2 takes r = (|y| - c |x|) / (|x| +
+ *     c |y|) and pi minus the angle for negative x. The centres have 12 bits, so c times half of a
+ *     double's bits is exact: the numerator and denominator are formed exactly as sums of two
+ *     doubles, the division's rounding error is recovered from the exact residual, and atan(c)
+ *     (in two parts) + r is added with its rounding error kept, so that the last addition is the
+ *     only rounding of the result's size.
+ *   - asin and acos: asin's Taylor series (to x^49) on |x| <= 1/2; above, asin |x| = pi/2 - 2 asin t
+ *     and acos |x| = 2 asin t, t = sqrt((1 - |x|) / 2) <= 1/2, with t's rounding error carried. */
+
+#define WD_ATAN_C1 0x1.a82p-2                   /* 3393 / 8192, tan(pi/8) to 12 bits */
+#define WD_ATAN_C1_HI 0x1.9219388e31acep-2      /* atan(WD_ATAN_C1), atan(1), pi/2 in two parts */
+#define WD_ATAN_C1_LO (-0x1.af60b40cbf614p-56)
+#define WD_ATAN_C3 0x1.35p+1                    /* 2472 / 1024, tan(3pi/8) to 12 bits */
+#define WD_ATAN_C3_HI 0x1.2d9654c66566fp+0      /* atan(WD_ATAN_C3) in two parts */
+#define WD_ATAN_C3_LO 0x1.7bebc063c8655p-54
+#define WD_PI_4_HI 0x1.921fb54442d18p-1
+#define WD_PI_4_LO 0x1.1a62633145c07p-55
+#define WD_PI_2_HI 0x1.921fb54442d18p+0
+#define WD_PI_2_LO 0x1.1a62633145c07p-54
+#define WD_PI_HI 0x1.921fb54442d18p+1           /* pi in two parts */
+#define WD_PI_LO 0x1.1a62633145c07p-53
+#define WD_3PI_4 0x1.2d97c7f3321d2p+1           /* 3pi/4 rounded: atan2(+-inf, -inf) */
+
+/* x with the low 27 bits of its mantissa cleared: at most 26 significant bits, so its product
+   with another such number, with a number of 27 bits or with a centre (12 bits) is exact, and so
+   is x - wd_high(x) (27 bits). */
+WM_INLINE double wd_high(double x) { return wm_double(wm_bits(x) & ~((1ULL << 27) - 1)); }
+
+/* (num + num_lo) / (den + den_lo) as r + *delta: r_h * d_h and r_h * (den - d_h) are exact and
+   num - r_h * d_h is too (Sterbenz), so rho is the residual num + num_lo - r_h (den + den_lo) to
+   a relative 2^-50 and delta = r_h + rho / den - r is below 2^-50 |r|. */
+WM_INLINE double wd_divide(double num, double num_lo, double den, double den_lo, double *delta) {
+    const double inv = 1.0 / den;
+    const double r = num * inv;
+    const double r_h = wd_high(r), d_h = wd_high(den);
+    const double rho = ((num - r_h * d_h) - r_h * (den - d_h)) + (num_lo - r_h * den_lo);
+    *delta = (r_h - r) + rho * inv;
+    return r;
+}
+
+/* atan(r + delta) - r for |r| <= 0.21, |delta| < 2^-50 |r|: r^3 p + delta (1 - r^2), Taylor to
+   r^23 (first omitted term r^25 / 25 < 2^-58 relative); the next term of delta's, delta r^4, is
+   below 2^-58 |r|. */
+WM_INLINE double wd_atan_rest(double r, double delta) {
+    /* p = -(1/3 + r^4/7 + r^8/11 + ...) + r^2 (1/5 + r^4/9 + ...): two chains, half the latency */
+    const double r2 = r * r, r4 = r2 * r2;
+    double a = -1.0 / 23, b = 1.0 / 21;
+    a = a * r4 - 1.0 / 19;
+    b = b * r4 + 1.0 / 17;
+    a = a * r4 - 1.0 / 15;
+    b = b * r4 + 1.0 / 13;
+    a = a * r4 - 1.0 / 11;
+    b = b * r4 + 1.0 / 9;
+    a = a * r4 - 1.0 / 7;
+    b = b * r4 + 1.0 / 5;
+    a = a * r4 - 1.0 / 3;
+    const double p = a + r2 * b;
+    return delta * (1.0 - r2) + r * r2 * p;
+}
+
+/* The centre for |x| or n / m: c = 0, WD_ATAN_C1, 1, WD_ATAN_C3 up to 0.21, 0.668 (tan(3pi/16)),
+   1 / 0.668, 1 / 0.21, and infinity beyond (*far: atan = pi/2 + atan(-1 / q)), with atan(c) in two
+   parts. Selected one interval after the other: nested selects did not vectorize. */
+#define WD_ATAN_BOUND1 0.21
+#define WD_ATAN_BOUND2 0.668
+#define WD_ATAN_BOUND3 0x1.7f3bc8d07aa27p+0 /* 1 / 0.668 */
+#define WD_ATAN_BOUND4 0x1.30c30c30c30c3p+2 /* 1 / 0.21 */
+WM_INLINE double wd_atan_centre(int j1, int j2, int j3, int far, double *atan_c, double *atan_c_lo) {
+    double c = 0.0, hi = 0.0, lo = 0.0;
+    c = j1 ? WD_ATAN_C1 : c;
+    hi = j1 ? WD_ATAN_C1_HI : hi;
+    lo = j1 ? WD_ATAN_C1_LO : lo;
+    c = j2 ? 1.0 : c;
+    hi = j2 ? WD_PI_4_HI : hi;
+    lo = j2 ? WD_PI_4_LO : lo;
+    c = j3 ? WD_ATAN_C3 : c;
+    hi = j3 ? WD_ATAN_C3_HI : hi;
+    lo = j3 ? WD_ATAN_C3_LO : lo;
+    *atan_c = far ? WD_PI_2_HI : hi;
+    *atan_c_lo = far ? WD_PI_2_LO : lo;
+    return c;
+}
+
+/* atan(n / m) = atan_c + r + tail, for n, m >= 0 with m + 2.42 n finite and both normal doubles
+   or 0 (not both). Returns r (|r| <= 0.21); *atan_c and *tail get the other two (|tail| < 2^-50
+   |r| + an ULP of atan_c). */
+WM_INLINE double wd_atan_ratio(double n, double m, double *atan_c, double *tail) {
+    const int j1 = n >= WD_ATAN_BOUND1 * m, j2 = n >= WD_ATAN_BOUND2 * m;
+    const int j3 = n >= WD_ATAN_BOUND3 * m, far = n >= WD_ATAN_BOUND4 * m;
+    double atan_c_lo;
+    const double c = wd_atan_centre(j1, j2, j3, far, atan_c, &atan_c_lo);
+    /* numerator n - c m = num + num_lo: c m_h and c m_l are exact, n - c m_h is exact (c m_h is
+       within a factor 2 of n: Sterbenz), and the subtraction of c m_l keeps its error (TwoSum) */
+    const double m_h = wd_high(m), n_h = wd_high(n);
+    const double n1 = n - c * m_h, t = c * (m - m_h);
+    const double num = n1 - t, bb = num - n1;
+    const double num_lo = (n1 - (num - bb)) - (t + bb);
+    /* denominator m + c n = den + den_lo: m + c n_h (TwoSum: either may be larger), then + c n_l
+       (Fast2Sum) */
+    const double cn_h = c * n_h, cn_l = c * (n - n_h);
+    const double den1 = m + cn_h, b1 = den1 - m;
+    const double den = den1 + cn_l;
+    const double den_lo = ((m - (den1 - b1)) + (cn_h - b1)) + ((den1 - den) + cn_l);
+    double delta;
+    const double r = wd_divide(far ? -m : num, far ? 0.0 : num_lo, far ? n : den, far ? 0.0 : den_lo, &delta);
+    *tail = atan_c_lo + wd_atan_rest(r, delta);
+    return r;
+}
+
+/* atan |x| = atan(c) + atan((|x| - c) / (1 + c |x|)) for c in {0, WD_ATAN_C1, 1, WD_ATAN_C3},
+   = pi/2 + atan(-1 / |x|) above 4.76: |r| <= 0.21 in each interval. |x| - c is exact (Sterbenz),
+   and so is 1 + c (|x|)_h; 1 + c |x| = den + den_lo keeps the rounding of + c (|x|)_l. */
+WM_INLINE double wide_atan(double x) {
+    const double a0 = fabs(x);
+    const double a = a0 > 0x1p60 ? 0x1p60 : a0; /* atan(2^60) rounds to pi/2, as atan(inf); NaN passes */
+    const int far = a >= WD_ATAN_BOUND4;
+    double atan_c, atan_c_lo;
+    const double c = wd_atan_centre(a >= WD_ATAN_BOUND1, a >= WD_ATAN_BOUND2, a >= WD_ATAN_BOUND3, far, &atan_c, &atan_c_lo);
+    const double a_h = wd_high(a), ca_l = c * (a - a_h);
+    const double den1 = 1.0 + c * a_h, den2 = den1 + ca_l, den2_lo = (den1 - den2) + ca_l;
+    const double num = a - c;
+    double delta;
+    const double r = wd_divide(far ? -1.0 : num, 0.0, far ? a : den2, far ? 0.0 : den2_lo, &delta);
+    const double s = atan_c + r, e = (atan_c - s) + r; /* Fast2Sum: atan_c is 0 or > |r| */
+    return copysign(s + (e + (atan_c_lo + wd_atan_rest(r, delta))), x); /* +-0 too: s is +0 */
+}
+
+/* asin t - t for 0 <= t <= 1/2: t^3 p(t^2), Taylor to t^49, the coefficient of t^(2k+1) being
+   binom(2k, k) / (4^k (2k + 1)) (binom(2k, k) < 2^53 and 4^k are exact, so each is rounded once);
+   the first omitted term, binom(50, 25) / (4^25 51) t^51, is below 2^-58.9 asin t. */
+#define WD_ASIN_C(binom, k) ((binom) / (double)(1ULL << (2 * (k))) / (2 * (k) + 1))
+WM_INLINE double wd_asin_rest(double t) {
+    /* p = a(t^8) + t^2 b(t^8) + t^4 (c(t^8) + t^2 d(t^8)): four short chains instead of one of
+       24 steps, whose latency, not the operations, bounded the speed */
+    const double t2 = t * t, t4 = t2 * t2, t8 = t4 * t4;
+    double a = WD_ASIN_C(538257874440.0, 21);
+    a = a * t8 + WD_ASIN_C(2333606220.0, 17);
+    a = a * t8 + WD_ASIN_C(10400600.0, 13);
+    a = a * t8 + WD_ASIN_C(48620.0, 9);
+    a = a * t8 + WD_ASIN_C(252.0, 5);
+    a = a * t8 + WD_ASIN_C(2.0, 1);
+    double b = WD_ASIN_C(2104098963720.0, 22);
+    b = b * t8 + WD_ASIN_C(9075135300.0, 18);
+    b = b * t8 + WD_ASIN_C(40116600.0, 14);
+    b = b * t8 + WD_ASIN_C(184756.0, 10);
+    b = b * t8 + WD_ASIN_C(924.0, 6);
+    b = b * t8 + WD_ASIN_C(6.0, 2);
+    double c = WD_ASIN_C(8233430727600.0, 23);
+    c = c * t8 + WD_ASIN_C(35345263800.0, 19);
+    c = c * t8 + WD_ASIN_C(155117520.0, 15);
+    c = c * t8 + WD_ASIN_C(705432.0, 11);
+    c = c * t8 + WD_ASIN_C(3432.0, 7);
+    c = c * t8 + WD_ASIN_C(20.0, 3);
+    double d = WD_ASIN_C(32247603683100.0, 24);
+    d = d * t8 + WD_ASIN_C(137846528820.0, 20);
+    d = d * t8 + WD_ASIN_C(601080390.0, 16);
+    d = d * t8 + WD_ASIN_C(2704156.0, 12);
+    d = d * t8 + WD_ASIN_C(12870.0, 8);
+    d = d * t8 + WD_ASIN_C(70.0, 4);
+    const double p = (a + t2 * b) + t4 * (c + t2 * d);
+    return t * t2 * p;
+}
+
+/* asin and acos of a = |x| <= 1 from asin of v = a (a <= 1/2) or v = t = sqrt((1 - a) / 2)
+   (a > 1/2: asin a = pi/2 - 2 asin t, acos a = 2 asin t), both <= 1/2: the result is
+   big + scale (v + v_lo + asin_rest(v)) + small, with scale in {+-1, +-2} and big in {0, pi/2, pi}
+   chosen by the caller. z = (1 - a) / 2 is exact; t's rounding error is recovered as t_lo =
+   (z - t^2) / 2t and enters as asin(t + t_lo) = asin t + t_lo (1 + t^2 / 2) (the next term,
+   3 t^4 / 8, is below 2.4% of a term below 2^-52 t). Sets
+   *v, *v_lo (0 for a <= 1/2) and returns asin_rest(v). */
+WM_INLINE double wd_asin_parts(double a, double *v, double *v_lo) {
+    const double z = (1.0 - a) * 0.5;
+    const double t = sqrt(z); /* a > 1: NaN, replaced by the callers */
+    /* z - t^2 = (z - t_h^2) - t_l (t + t_h): the first difference is exact (Sterbenz), the product
+       rounds at 2^-78 z, far below the residual (about 2^-53 z) */
+    const double t_h = wd_high(t), t_l = t - t_h;
+    const double res = (z - t_h * t_h) - t_l * (t + t_h);
+    /* 1 / t to 2^-8, enough for t_lo (below 2^-52 t): 2^(1022 - e) (2 - m) for t = 2^e m from
+       t's bits (a division would take the divider, already busy with the square root), the
+       constant tuned for the least relative error (5.1%) over a mantissa, then a Newton step.
+       t == 0 (a == 1) gives a finite y, and res is 0. */
+    const double y0 = wm_double(0x7FDE600000000000ULL - wm_bits(t));
+    const double y = y0 * (2.0 - t * y0);
+    const double t_lo = (res * y) * (0.5 + 0.25 * z); /* res / 2t (1 + t^2 / 2), z = t^2 */
+    const int small = a <= 0.5;
+    *v = small ? a : t;
+    *v_lo = small ? 0.0 : t_lo;
+    return wd_asin_rest(*v);
+}
+
+/* big + scale * (v + v_lo + rest) + small with one rounding of the result's size: big + scale v
+   is exact in two parts (Fast2Sum: big is 0 or at least 2 |v| here). */
+WM_INLINE double wd_asin_sum(double big, double small, double scale, double v, double v_lo, double rest) {
+    const double sv = scale * v, h = big + sv, e = (big - h) + sv;
+    return h + (e + (small + scale * (v_lo + rest)));
+}
+
+WM_INLINE double wide_asin(double x) {
+    const double a = fabs(x);
+    double v, v_lo;
+    const double rest = wd_asin_parts(a, &v, &v_lo);
+    const int small = a <= 0.5;
+    const double r = wd_asin_sum(small ? 0.0 : WD_PI_2_HI, small ? 0.0 : WD_PI_2_LO, small ? 1.0 : -2.0, v, v_lo, rest);
+    return a > 1.0 ? NAN : copysign(r, x); /* +-0 too: r is +0 */
+}
+
+/* acos x = pi/2 -+ asin |x| for |x| <= 1/2, 2 asin t for x > 1/2, pi - 2 asin t for x < -1/2. */
+WM_INLINE double wide_acos(double x) {
+    const double a = fabs(x);
+    double v, v_lo;
+    const double rest = wd_asin_parts(a, &v, &v_lo);
+    const int small = a <= 0.5;
+    /* x's sign as a number (1 for negative x, -0 too, else 0): selects on it mixed with `small`
+       did not vectorize */
+    const double negative = 0.5 - 0.5 * copysign(1.0, x);
+    const double big = small ? WD_PI_2_HI : negative * WD_PI_HI;
+    const double low = small ? WD_PI_2_LO : negative * WD_PI_LO;
+    const double scale = small ? 2.0 * negative - 1.0 : 2.0 - 4.0 * negative;
+    const double r = wd_asin_sum(big, low, scale, v, v_lo, rest);
+    return a > 1.0 ? NAN : r;
+}
+
+/* atan2(y, x) = atan(|y| / |x|) for x >= 0, pi - that for x < 0 (sign bit), with y's sign. */
+WM_INLINE double wide_atan2(double y, double x) {
+    const double ay = fabs(y), ax = fabs(x);
+    /* only the ratio matters: both are scaled by 2^(1019 - e), e the larger's exponent, so that
+       the larger is in [2^1019, 2^1020); when that factor would overflow (e < -4), by 2^1023.
+       Then m + c n cannot overflow, the smaller is a normal double unless the angle rounds to 0
+       (or it is 0), and where the angle is subnormal, n / m is rounded once, at the end. */
+    const double big = ay > ax ? ay : ax;
+    const double e = wm_double(0x4330000000000000ULL | (wm_bits(big) >> 52)) - (0x1p52 + 1023.0);
+    const double scale = wm_scale((e < -4.0 ? 1023.0 : 1019.0 - e) + WM_MAGIC, 1.0);
+    double atan_c, tail;
+    const double r = wd_atan_ratio(ay * scale, ax * scale, &atan_c, &tail);
+    /* x < 0 (sign bit): pi - atan_c - r - tail, pi - atan_c with its rounding error (Fast2Sum;
+       pi - atan_c > |r|) */
+    const int negative = (wm_bits(x) >> 63) != 0; /* -0 too; signbit() stops GCC vectorizing */
+    const double sigma = negative ? -1.0 : 1.0;
+    const double sc = sigma * atan_c, k = negative ? WD_PI_HI : 0.0;
+    const double b = k + sc, b_lo = ((k - b) + sc) + (negative ? WD_PI_LO : 0.0);
+    const double sr = sigma * r, h = b + sr, eh = (b - h) + sr;
+    const double angle = h + (eh + (b_lo + sigma * tail));
+    /* y == 0 (x may be 0 too), infinities: the exact cases, all with y's sign */
+    const double flat = negative ? WD_PI_HI : 0.0;
+    const double steep = ax == INFINITY ? (negative ? WD_3PI_4 : WD_PI_4_HI) : WD_PI_2_HI;
+    const double edge = ay == INFINITY ? steep : flat;
+    const double result = (ay > 0.0 && ay < INFINITY && ax < INFINITY) ? angle : edge;
+    return (isnan(x) || isnan(y)) ? x + y : copysign(result, y);
 }
 
 /* ------------------------------------------------------------------ float helpers
