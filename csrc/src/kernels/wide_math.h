@@ -364,20 +364,35 @@ WM_INLINE double wide_cos(double x) {
     return (q & 2) ? -v : v;
 }
 
-/* tan = sin / cos (odd n: -cos / sin), both as a sum of two doubles, divided so that only the
-   final addition rounds: q = num (1 / den), then q + (num - q den) / den with q den exact (one
-   division: the correction absorbs q's extra rounding). */
+/* x with the low 27 bits of its mantissa cleared: at most 26 significant bits, so its product
+   with another such number, with a number of 27 bits or with a centre (12 bits) is exact, and so
+   is x - wd_high(x) (27 bits). Cheaper than wd_product_error's split, which wd_divide does not
+   need: there only one factor of each product is split. */
+WM_INLINE double wd_high(double x) { return wm_double(wm_bits(x) & ~((1ULL << 27) - 1)); }
+
+/* (num + num_lo) / (den + den_lo) as r + *delta: r_h * d_h and r_h * (den - d_h) are exact and
+   num - r_h * d_h is too (Sterbenz), so rho is the residual num + num_lo - r_h (den + den_lo) to
+   a relative 2^-50 and delta = r_h + rho / den - r is below 2^-50 |r|. */
+WM_INLINE double wd_divide(double num, double num_lo, double den, double den_lo, double *delta) {
+    const double inv = 1.0 / den;
+    const double r = num * inv;
+    const double r_h = wd_high(r), d_h = wd_high(den);
+    const double rho = ((num - r_h * d_h) - r_h * (den - d_h)) + (num_lo - r_h * den_lo);
+    *delta = (r_h - r) + rho * inv;
+    return r;
+}
+
+/* tan = sin / cos (odd n: -cos / sin), both as a sum of two doubles, divided by wd_divide so
+   that only the final addition rounds. */
 WM_INLINE double wide_tan(double x) {
-    double hi, lo, s, s_lo, c, c_lo;
+    double hi, lo, s, s_lo, c, c_lo, delta;
     const uint64_t q = wd_reduce_pio2(x, &hi, &lo);
     wd_sincos_poly(hi, lo, &s, &s_lo, &c, &c_lo);
     const int odd = (q & 1) != 0;
     const double num = odd ? c : s, num_lo = odd ? c_lo : s_lo;
     const double den = odd ? s : c, den_lo = odd ? s_lo : c_lo;
-    const double inverse = 1.0 / den, quotient = num * inverse, product = quotient * den;
-    /* num - product is exact (the two are within a factor of 2) */
-    const double residual = ((num - product) - wd_product_error(quotient, den, product)) + (num_lo - quotient * den_lo);
-    const double r = quotient + residual * inverse;
+    const double quotient = wd_divide(num, num_lo, den, den_lo, &delta);
+    const double r = quotient + delta;
     return x == 0.0 ? x : (odd ? -r : r);
 }
 
@@ -531,23 +546,6 @@ WM_INLINE double wide_softplus(double x, double beta, double threshold) {
 #define WD_PI_HI 0x1.921fb54442d18p+1           /* pi in two parts */
 #define WD_PI_LO 0x1.1a62633145c07p-53
 #define WD_3PI_4 0x1.2d97c7f3321d2p+1           /* 3pi/4 rounded: atan2(+-inf, -inf) */
-
-/* x with the low 27 bits of its mantissa cleared: at most 26 significant bits, so its product
-   with another such number, with a number of 27 bits or with a centre (12 bits) is exact, and so
-   is x - wd_high(x) (27 bits). */
-WM_INLINE double wd_high(double x) { return wm_double(wm_bits(x) & ~((1ULL << 27) - 1)); }
-
-/* (num + num_lo) / (den + den_lo) as r + *delta: r_h * d_h and r_h * (den - d_h) are exact and
-   num - r_h * d_h is too (Sterbenz), so rho is the residual num + num_lo - r_h (den + den_lo) to
-   a relative 2^-50 and delta = r_h + rho / den - r is below 2^-50 |r|. */
-WM_INLINE double wd_divide(double num, double num_lo, double den, double den_lo, double *delta) {
-    const double inv = 1.0 / den;
-    const double r = num * inv;
-    const double r_h = wd_high(r), d_h = wd_high(den);
-    const double rho = ((num - r_h * d_h) - r_h * (den - d_h)) + (num_lo - r_h * den_lo);
-    *delta = (r_h - r) + rho * inv;
-    return r;
-}
 
 /* atan(r + delta) - r for |r| <= 0.21, |delta| < 2^-50 |r|: r^3 p + delta (1 - r^2), Taylor to
    r^23 (first omitted term r^25 / 25 < 2^-58 relative); the next term of delta's, delta r^4, is
