@@ -7,6 +7,10 @@ when reshape copies, error cases) against PyTorch.
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -191,6 +195,37 @@ def test_random_functions_shapes_dtypes_and_seeding():
     assert a[0].shape == (3, 4) and a[0].dtype is tt.float32
     assert a[3].dtype is tt.int8 and set(np.unique(a[3].numpy())) <= set(range(-3, 3))
     assert set(tt.randint(0, 2, (200,), dtype=tt.bool).tolist()) == {False, True}
+
+
+def test_randn_is_box_muller_of_the_uniforms():
+    """randn's pair p transforms uniforms 2p and 2p + 1 of the generator, the same numbers a
+    float64 rand of the same seed returns: against Box-Muller of those in long double, the error
+    is a few ULP of the radius (vectorized log, sqrt and sincos)."""
+    tt.manual_seed(7)
+    u = tt.rand(2 * 100_001, dtype=tt.float64).numpy().astype(np.longdouble)
+    tt.manual_seed(7)
+    z = tt.randn(2 * 100_001 - 1, dtype=tt.float64).numpy()     # odd: the last sine is dropped
+    radius = np.sqrt(-2 * np.log1p(-u[0::2]))
+    angle = (2 * np.pi * u[1::2].astype(np.float64)).astype(np.longdouble)   # 2 pi u rounded, as in C
+    want = np.empty(2 * radius.size, dtype=np.longdouble)
+    want[0::2], want[1::2] = radius * np.cos(angle), radius * np.sin(angle)
+    err = np.abs(z - want[:z.size]) / np.repeat(radius, 2)[:z.size]
+    assert float(err.max()) < 4e-16
+
+
+def test_randn_same_values_on_every_build():
+    """The transform is compiled for the baseline, AVX2 and AVX-512 (csrc/src/kernels/random.c)
+    and the widest this CPU has runs, capped by TT_GENERIC_KERNELS: each gives the same values."""
+    code = ("import hashlib, t_tensor as tt; tt.manual_seed(5); "
+            "print(hashlib.sha256(tt.randn(100_001, dtype=tt.float64).numpy().tobytes()"
+            " + tt.randn(4099, dtype=tt.float32).numpy().tobytes()).hexdigest())")
+    digests = set()
+    for setting in ("1", "avx2", "0"):
+        env = dict(os.environ, TT_GENERIC_KERNELS=setting, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        digests.add(done.stdout.strip())
+    assert len(digests) == 1
 
 
 @pytest.mark.parametrize("n", [1, 3, 4097, 131073, 300001])

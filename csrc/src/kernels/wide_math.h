@@ -347,21 +347,27 @@ WM_INLINE double wd_product_error(double a, double b, double product) {
     return ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo;
 }
 
-WM_INLINE double wide_sin(double x) {
+/* sin x and cos x from one reduction (cos x = sin(x + pi/2): quadrant q + 1); |x| <= 2^20, as
+   wd_reduce_pio2. random.c's normal fill takes both. */
+WM_INLINE void wide_sincos(double x, double *sin_x, double *cos_x) {
     double hi, lo, s, s_lo, c, c_lo;
     const uint64_t q = wd_reduce_pio2(x, &hi, &lo);
     wd_sincos_poly(hi, lo, &s, &s_lo, &c, &c_lo);
-    const double v = (q & 1) ? c : s;
-    const double r = (q & 2) ? -v : v;
-    return x == 0.0 ? x : r; /* keeps -0 */
+    const double sin_v = (q & 1) ? c : s, cos_v = (q & 1) ? s : c;
+    *sin_x = (q & 2) ? -sin_v : sin_v;
+    *cos_x = ((q + 1) & 2) ? -cos_v : cos_v;
+}
+
+WM_INLINE double wide_sin(double x) {
+    double s, c;
+    wide_sincos(x, &s, &c);
+    return x == 0.0 ? x : s; /* keeps -0 */
 }
 
 WM_INLINE double wide_cos(double x) {
-    double hi, lo, s, s_lo, c, c_lo;
-    const uint64_t q = wd_reduce_pio2(x, &hi, &lo) + 1; /* cos x = sin(x + pi/2) */
-    wd_sincos_poly(hi, lo, &s, &s_lo, &c, &c_lo);
-    const double v = (q & 1) ? c : s;
-    return (q & 2) ? -v : v;
+    double s, c;
+    wide_sincos(x, &s, &c);
+    return c;
 }
 
 /* x with the low 27 bits of its mantissa cleared: at most 26 significant bits, so its product
