@@ -795,3 +795,24 @@ def test_cumsum_cumprod_of_contiguous_lines(shape, dtype) -> None:
         if dtype == np.float16:
             want = want.astype(np.float32)   # a float16 store takes a float: float64 -> float32 -> float16
         np.testing.assert_array_equal(got, want.astype(dtype))
+
+
+@pytest.mark.parametrize("dtype, bits", [(np.float16, np.uint16), (np.float32, np.uint32), (np.float64, np.uint64)])
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_max_with_indices_returns_the_element_at_the_index(dtype, bits, layout) -> None:
+    """max(dim) / min(dim) return the element at the returned index, NaN payload and sign
+    included (the first NaN of a row that has several): the extremum pass's own NaN may be
+    another one, and a review found such a value returned."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((6, 200)).astype(dtype)
+    nan_bits = {np.uint16: [0xFE00, 0x7E01], np.uint32: [0xFFC00000, 0x7FC00001],
+                np.uint64: [0xFFF8000000000000, 0x7FF8000000000001]}[bits]
+    view = x.view(bits)
+    view[1, 7], view[1, 150] = nan_bits            # two NaNs: the first (a -NaN) is the answer
+    view[2, 0], view[3, 199] = nan_bits[1], nan_bits[0]
+    t = tt.from_numpy(x) if layout == "contiguous" else tt.from_numpy(np.repeat(x, 3, axis=1))[:, ::3]
+    for fn in (tt.max, tt.min):
+        values, indices = fn(t, 1)
+        gathered = np.take_along_axis(x, indices.numpy()[:, None], 1)[:, 0]
+        np.testing.assert_array_equal(values.numpy().view(bits), gathered.view(bits))
+        assert indices.numpy()[1] == 7 and indices.numpy()[2] == 0 and indices.numpy()[3] == 199

@@ -10,9 +10,8 @@ where the function varies, and the special values). The bounds asserted are the 
 listed in docs/performance_vmath.md. float64 exp, expm1, exp2, log, log2, log10, log1p, tanh, sin,
 cos, tan, sinh, cosh, asinh, acosh, atanh, atan, asin, acos, atan2, hypot, logaddexp, logaddexp2
 and softplus have their own double versions there too, measured against NumPy's long double. The
-three
-builds (baseline, AVX2, AVX-512) give the same bits: tests/ops/test_elementwise_isa.py checks every
-op and dtype there.
+three builds (baseline, AVX2, AVX-512) give the same bits: tests/ops/test_elementwise_isa.py checks
+every op and dtype there.
 """
 
 from __future__ import annotations
@@ -200,8 +199,8 @@ def test_softplus_ulp(beta, threshold):
 # float64 functions against NumPy's long double (80-bit on x86, 11 more bits)
 FLOAT64 = {"exp": (np.exp, 1.0), "expm1": (np.expm1, 2.0), "log": (np.log, 1.0), "tanh": (np.tanh, 3.0),
            "exp2": (np.exp2, 1.5), "log2": (np.log2, 2.5), "log10": (np.log10, 2.5), "log1p": (np.log1p, 2.0),
-           "sin": (np.sin, 1.0), "cos": (np.cos, 1.0), "tan": (np.tan, 1.0),
-           "sinh": (np.sinh, 1.0), "cosh": (np.cosh, 1.0), "asinh": (np.arcsinh, 2.5), "acosh": (np.arccosh, 2.5),
+           "sin": (np.sin, 1.0), "cos": (np.cos, 1.0), "tan": (np.tan, 1.5),
+           "sinh": (np.sinh, 1.0), "cosh": (np.cosh, 1.0), "asinh": (np.arcsinh, 2.5), "acosh": (np.arccosh, 3.0),
            "atanh": (np.arctanh, 2.5), "atan": (np.arctan, 1.0), "asin": (np.arcsin, 1.0), "acos": (np.arccos, 1.0)}
 
 # atan, asin, acos: where their reductions change (atan's centres at 0.21, 0.668, 1 / 0.668, 1 / 0.21;
@@ -220,7 +219,9 @@ def _float64_inputs() -> np.ndarray:
     linear = [rng.uniform(-750, 750, 1 << 19), rng.uniform(-1, 1, 1 << 18), rng.uniform(-1e-6, 1e-6, 1 << 14)]
     specials = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 5e-324, 2.2250738585072014e-308,
                 709.782712893384, 709.7827128933841, -745.1332191019411, -745.1332191019412, 22.0, -22.0,
-                0.2207196060558724, 0.6985107770500781, 0.35027240490629424, -37.083814918127764]  # review's worst
+                0.2207196060558724, 0.6985107770500781, 0.35027240490629424, -37.083814918127764,  # review's worst
+                0.7853852824255424, 758954.5926340449, 2203.0418483298363,                       # tan: 1.02-1.10 ULP
+                1.0018744183998172, 1.007502890159999]                                           # acosh: 2.55
     # the doubles nearest to multiples of pi/2 up to 2^20 and their neighbours, where sin, cos and
     # tan reduce with the most cancellation
     k = np.concatenate([np.arange(1, 4096), rng.integers(1, 667_544, 1 << 12)]).astype(np.longdouble)
@@ -264,8 +265,9 @@ def _float64_pairs() -> tuple[np.ndarray, np.ndarray]:
     a, b = values[rng.integers(0, values.size, 1 << 20)], values[rng.integers(0, values.size, 1 << 20)]
     x, y = rng.uniform(-60, 60, 1 << 19), rng.uniform(-60, 60, 1 << 19)
     close = rng.standard_normal(1 << 16)
-    return (np.concatenate([a, x, close, values]),
-            np.concatenate([b, y, close + rng.standard_normal(1 << 16) * 1e-9, values[::-1]]))
+    worst_a, worst_b = [-0.19647287639700517], [-0.19065532116084602]   # logaddexp: 2.96 (a review's hunt)
+    return (np.concatenate([a, x, close, values, worst_a]),
+            np.concatenate([b, y, close + rng.standard_normal(1 << 16) * 1e-9, values[::-1], worst_b]))
 
 
 def _float64_ulps(got: np.ndarray, exact: np.ndarray, scale: np.ndarray | None = None) -> float:
@@ -303,7 +305,7 @@ def test_float64_hypot_is_corrected_to_half_an_ulp():
 
 @pytest.mark.skipif(np.finfo(np.longdouble).nmant < 60, reason="needs an extended-precision long double")
 @pytest.mark.parametrize("name, reference, bound",
-                         [("logaddexp", np.logaddexp, 2.5), ("logaddexp2", np.logaddexp2, 3.5)])
+                         [("logaddexp", np.logaddexp, 3.0), ("logaddexp2", np.logaddexp2, 3.5)])
 def test_float64_logaddexp_error_is_relative_to_the_larger_argument(name, reference, bound):
     """As the float32 test: the formula of NumPy and PyTorch, bounded in ULPs of
     max(|a|, |b|, |result|). The worst case is a near b, where log1p(e^-|a - b|) is near ln 2 and

@@ -19,8 +19,8 @@
  * Types. float32 computes in float, float64 in double, with the same expressions as
  * elementwise_rows.h (<tgmath.h> picks expf or exp by type); float32 exp, log, tanh, sigmoid, erf,
  * gelu and silu call the vectorized functions of vmath.c, and float64 exp, log, tanh, sigmoid and
- * silu those of
- * wide_math.h, as tt_unary does, so a fused chain gives the same values as the chain of unfused ops.
+ * silu those of wide_math.h, as tt_unary does, so a fused chain gives the same values as the chain
+ * of unfused ops.
  *
  * Threads. Blocks are independent: large shapes split the block range with tt_parallel_for;
  * every chunk allocates its own stack of buffers.
