@@ -185,7 +185,6 @@ DEFINE_FLOAT_FLOOR_DIVIDE(double)
 DEFINE_FLOAT_ACTIVATIONS(float)
 DEFINE_FLOAT_ACTIVATIONS(double)
 
-
 /* ------------------------------------------------------------------ op expressions
  * NAME_K(a, b) for kind K (B, I, F; X where one expression serves every kind). `error`, a
  * tt_status *, is in scope for the integer ops that can fail. */
@@ -399,8 +398,9 @@ DEFINE_FLOAT_ACTIVATIONS(double)
     }
 
 /* Rows of sin, cos and tan: wide_math.h's vectorized function (CT: float for float16 and float32,
-   double for float64) over a chunk loaded into a buffer (any stride, in place too), then the C library for the elements the
-   vector reduction does not cover (|x| > 2^20, inf, NaN), which are rare. */
+   double for float64) over a chunk loaded into a buffer (any stride, in place too), then the C
+   library for the elements the vector reduction does not cover (|x| > 2^20, inf, NaN), which are
+   rare. */
 #define WIDE_TRIG_CHUNK 256
 #define WIDE_TRIG_OUTSIDE(v) (!(fabs(v) <= WM_TRIG_MAX))
 #define DEFINE_WIDE_TRIG_ROW(NAME, T, CT, LD, ST, WIDE, LIBM)                                     \
