@@ -756,25 +756,20 @@ typedef void (*lines_fn)(char *out, int64_t ol, int64_t oe, const char *x, int64
                 }                                                                              \
                 for (int64_t k0 = 0; k0 < L; k0 += SCAN_BLOCK) {                               \
                     const int64_t b = L - k0 < SCAN_BLOCK ? L - k0 : SCAN_BLOCK;               \
-                    for (int64_t j = 0; j < c; j++) {                                          \
+                    for (int64_t j = 0; j < SCAN_TILE; j++) {                                  \
+                        if (j >= c) { /* a last tile's missing lines: scanned, never stored */ \
+                            memset(buf[j], 0, sizeof buf[j]);                                  \
+                            continue;                                                          \
+                        }                                                                      \
                         const char *src = x + (l0 + j) * xl + k0 * (int64_t)sizeof(T);         \
                         for (int64_t i = 0; i < b; i++) {                                      \
                             buf[j][i] = (CT_##K)LD(T, src + i * (int64_t)sizeof(T));           \
                         }                                                                      \
                     }                                                                          \
-                    if (c == SCAN_TILE) {                                                      \
-                        for (int64_t i = 0; i < b; i++) {                                      \
-                            for (int j = 0; j < SCAN_TILE; j++) {                              \
-                                SCAN_##OP##_##K(acc[j], buf[j][i]);                            \
-                                buf[j][i] = acc[j];                                            \
-                            }                                                                  \
-                        }                                                                      \
-                    } else {                                                                   \
-                        for (int64_t j = 0; j < c; j++) {                                      \
-                            for (int64_t i = 0; i < b; i++) {                                  \
-                                SCAN_##OP##_##K(acc[j], buf[j][i]);                            \
-                                buf[j][i] = acc[j];                                            \
-                            }                                                                  \
+                    for (int64_t i = 0; i < b; i++) {                                          \
+                        for (int j = 0; j < SCAN_TILE; j++) {                                  \
+                            SCAN_##OP##_##K(acc[j], buf[j][i]);                                \
+                            buf[j][i] = acc[j];                                                \
                         }                                                                      \
                     }                                                                          \
                     for (int64_t j = 0; j < c; j++) {                                          \

@@ -411,20 +411,14 @@
         for (; i < n; i++) {                                                                       \
             OP##_UPD_F(r, (double)LD(T, p + i * s), 0, param);                                     \
         }                                                                                          \
-        if (EXT_KIND_##OP != 0 && r == 0) { /* a max/min of zero: the row's first zero, as       \
-                                              ext_row_f32 (the lanes' order would decide) */      \
+        /* a max/min of zero: the row's first zero, as ext_row_f32 (the lanes' order would       \
+           decide its sign); NaN: the row's first NaN, so its bits do not depend on the lanes'    \
+           width (one per build) */                                                               \
+        const int first_nan = r != r;                                                              \
+        if (first_nan || (EXT_KIND_##OP != 0 && r == 0)) {                                         \
             for (int64_t z = 0; z < n; z++) {                                                      \
                 const double v = (double)LD(T, p + z * s);                                        \
-                if (v == 0) {                                                                      \
-                    r = v;                                                                         \
-                    break;                                                                         \
-                }                                                                                  \
-            }                                                                                      \
-        }                                                                                          \
-        if (r != r) { /* NaN: the row's first NaN, so its bits do not depend on the lanes' width */ \
-            for (int64_t z = 0; z < n; z++) {                                                      \
-                const double v = (double)LD(T, p + z * s);                                        \
-                if (v != v) {                                                                      \
+                if (first_nan ? v != v : v == 0) {                                                 \
                     r = v;                                                                         \
                     break;                                                                         \
                 }                                                                                  \

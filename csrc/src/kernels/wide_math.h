@@ -612,14 +612,14 @@ WM_INLINE double wd_atan_ratio(double n, double m, double *atan_c, double *tail)
        within a factor 2 of n: Sterbenz), and the subtraction of c m_l keeps its error (TwoSum) */
     const double m_h = wd_high(m), n_h = wd_high(n);
     const double n1 = n - c * m_h, t = c * (m - m_h);
-    const double num = n1 - t, bb = num - n1;
-    const double num_lo = (n1 - (num - bb)) - (t + bb);
+    double num_lo, den1_lo;
+    const double num = wd_two_sum(n1, -t, &num_lo);
     /* denominator m + c n = den + den_lo: m + c n_h (TwoSum: either may be larger), then + c n_l
        (Fast2Sum) */
     const double cn_h = c * n_h, cn_l = c * (n - n_h);
-    const double den1 = m + cn_h, b1 = den1 - m;
+    const double den1 = wd_two_sum(m, cn_h, &den1_lo);
     const double den = den1 + cn_l;
-    const double den_lo = ((m - (den1 - b1)) + (cn_h - b1)) + ((den1 - den) + cn_l);
+    const double den_lo = den1_lo + ((den1 - den) + cn_l);
     double delta;
     const double r = wd_divide(far ? -m : num, far ? 0.0 : num_lo, far ? n : den, far ? 0.0 : den_lo, &delta);
     *tail = atan_c_lo + wd_atan_rest(r, delta);
