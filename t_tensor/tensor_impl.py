@@ -159,7 +159,7 @@ class TensorImpl:
 
     def numel(self) -> int:
         """Number of elements."""
-        return S.numel(self._shape)
+        return math.prod(self._shape)  # the shape was checked when the tensor was made
 
     def element_size(self) -> int:
         """Bytes per element."""
@@ -172,7 +172,7 @@ class TensorImpl:
     @property
     def nbytes(self) -> int:
         """Bytes the elements take (``numel() * itemsize``), not the storage size."""
-        return S.numel(self._shape) * self._dtype.itemsize
+        return math.prod(self._shape) * self._dtype.itemsize
 
     def untyped_storage(self) -> Storage:
         """This tensor's own owner of the storage (its strong reference)."""
