@@ -142,8 +142,8 @@ def run_backward(
     # gradients (the caller's), any a hook saw, any delivered to two places, and any a node not
     # defined by t_tensor returned. Keyed by id and holding the object weakly, so that an id
     # reused by a later gradient (CPython reuses freed memory at once) is not mistaken for it.
-    shared: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-    delivered: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+    shared: dict[int, weakref.ref] = {}
+    delivered: dict[int, weakref.ref] = {}
     steal = not create_graph and capture is None and on_step is None
     if steal:
         for g in root_grads:
@@ -231,19 +231,30 @@ def _retain(node: Node, grads: list) -> None:
         meta.grad = g.clone() if meta.grad is None else meta.grad + g
 
 
-def _mark(marks: weakref.WeakValueDictionary, tensor: Any) -> None:
-    marks[id(tensor)] = tensor
+def _mark(marks: dict[int, weakref.ref], tensor: Any) -> None:
+    # A plain weak reference per id (no callback): a mark whose tensor died just stays behind,
+    # dead, until backward ends, and cannot match a new tensor that reuses the id. A
+    # WeakValueDictionary does the same with a callback per entry, several times the cost.
+    marks[id(tensor)] = weakref.ref(tensor)
 
 
-def _marked(marks: weakref.WeakValueDictionary, tensor: Any) -> bool:
-    return marks.get(id(tensor)) is tensor
+def _marked(marks: dict[int, weakref.ref], tensor: Any) -> bool:
+    ref = marks.get(id(tensor))
+    return ref is not None and ref() is tensor
+
+
+_DEFINED_HERE: dict[type, bool] = {}
 
 
 def _defined_here(node: Node) -> bool:
     """True for the nodes of t_tensor's own functions, whose backward returns gradients nothing
-    else keeps (a user's Function may stash its grad_output)."""
-    owner = getattr(node, "_function", None) or type(node)
-    return owner.__module__.startswith("t_tensor.")
+    else keeps (a user's Function may stash its grad_output). Cached per node class."""
+    cls = type(node)
+    known = _DEFINED_HERE.get(cls)
+    if known is None:
+        owner = getattr(cls, "_function", None) or cls
+        known = _DEFINED_HERE[cls] = owner.__module__.startswith("t_tensor.")
+    return known
 
 
 def _accumulate(leaf: Any, g: Any, create_graph: bool, owned: bool = False) -> None:

@@ -187,37 +187,65 @@ def _connect(ctx: BackwardFunction, args: tuple, needs: tuple, output: Any) -> A
             input_meta.append(None)
     ctx.next_functions = tuple(edges)
     ctx.input_meta = tuple(input_meta)
-    single = type(output) is not tuple
-    outputs = [output] if single else list(output)
+    if type(output) is not tuple:
+        # One output, the common case: the loop below without its lists.
+        if isinstance(output, TensorImpl):
+            ctx.output_meta = ((output._shape, output._dtype),)
+            output = _attach(ctx, args, output, 0)
+        else:
+            ctx.output_meta = (None,)
+        if ctx._to_save:
+            _save(ctx, (output,))
+        return output
+    outputs = list(output)
     output_meta = []
     for i, out in enumerate(outputs):
-        if not isinstance(out, TensorImpl):
+        if isinstance(out, TensorImpl):
+            output_meta.append((out._shape, out._dtype))
+            outputs[i] = _attach(ctx, args, out, i)
+        else:
             output_meta.append(None)
-            continue
-        output_meta.append((out._shape, out._dtype))
-        if not out._dtype.is_floating_point or id(out) in ctx._non_differentiable:
-            continue
-        if id(out) in ctx._dirty:
-            meta = out._ag
-            if meta is not None and meta.grad_fn is None and meta.requires_grad:
-                raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        elif _is_one_of(out, args):
-            out = outputs[i] = out._alias()  # an input returned as is: give the output its own history
-        out._ag = AutogradMeta(True, ctx, i)
     ctx.output_meta = tuple(output_meta)
-    to_save = ctx._to_save
-    if to_save:
-        saved = []
-        for tensor in to_save:
-            if tensor is None:
-                saved.append(None)
-            else:
-                index = next((i for i, out in enumerate(outputs) if out is tensor), None)
-                saved.append(SavedTensor(tensor, index))
-        ctx._saved = saved
-        ctx._saved_count = len(saved)
-        ctx._to_save = ()
-    return outputs[0] if single else tuple(outputs)
+    if ctx._to_save:
+        _save(ctx, outputs)
+    return tuple(outputs)
+
+
+def _attach(ctx: BackwardFunction, args: tuple, out: TensorImpl, index: int) -> TensorImpl:
+    """Give output ``index`` of ``ctx`` its history (a float output that is not marked
+    non-differentiable); returns the tensor that carries it."""
+    if not out._dtype.is_floating_point or id(out) in ctx._non_differentiable:
+        return out
+    if id(out) in ctx._dirty:
+        meta = out._ag
+        if meta is not None and meta.grad_fn is None and meta.requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    elif _is_one_of(out, args):
+        out = out._alias()  # an input returned as is: give the output its own history
+    out._ag = AutogradMeta(True, ctx, index)
+    return out
+
+
+def _save(ctx: BackwardFunction, outputs: tuple | list) -> None:
+    """Turn what ``forward`` passed to ``save_for_backward`` into version-checked saved tensors
+    (an output among them is saved as one, see SavedTensor)."""
+    saved = []
+    for tensor in ctx._to_save:
+        if tensor is None:
+            saved.append(None)
+        else:
+            saved.append(SavedTensor(tensor, _index_of(tensor, outputs)))
+    ctx._saved = saved
+    ctx._saved_count = len(saved)
+    ctx._to_save = ()
+
+
+def _index_of(value: Any, items: tuple | list) -> int | None:
+    """The position of ``value`` in ``items`` by identity, or None."""
+    for i, item in enumerate(items):
+        if item is value:
+            return i
+    return None
 
 
 def _is_one_of(value: Any, items: tuple) -> bool:
