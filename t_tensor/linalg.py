@@ -34,6 +34,7 @@ from t_tensor._capi import check, lib
 from t_tensor.autograd.function import FUNCTIONS
 from t_tensor.autograd.grad_mode import STATE as _GRAD
 from t_tensor.autograd.grad_mode import wants_grad
+from t_tensor.autograd.graph import bump_version
 from t_tensor.elementwise import binary
 from t_tensor.tensor_impl import TensorImpl
 
@@ -73,25 +74,55 @@ def _trivial(shape: tuple[int, ...], k: int) -> bool:
 
 
 def _gemm(a: TensorImpl, a_strides: tuple, b: TensorImpl, b_strides: tuple, batch: tuple[int, ...],
-          m: int, n: int, k: int, shape: tuple[int, ...], fn: str) -> Any:
+          m: int, n: int, k: int, shape: tuple[int, ...], fn: str, out: Any = None) -> Any:
     """The C call: a new tensor of ``shape`` (same memory layout as a contiguous ``batch + (m, n)``)
     holding ``A @ B``, where A is ``a`` seen as ``batch + (m, k)`` through ``a_strides`` and B is ``b``
     seen as ``batch + (k, n)`` through ``b_strides`` (batch strides first, then row and column).
-    Under autograd the same product goes through the differentiable matmul of the two views."""
+    Under autograd the same product goes through the differentiable matmul of the two views.
+    ``out`` (the caller's, or None): written in place and returned when ``_writes_into`` allows."""
     if wants_grad(a, b):
         view_a = a._view(batch + (m, k), tuple(a_strides), a._offset)
         view_b = b._view(batch + (k, n), tuple(b_strides), b._offset)
         return _matmul(view_a, view_b, fn).reshape(shape)
-    result = type(a)._empty(shape, a._dtype, fn)
-    if a._dtype is dtypes.bool:  # only a trivial product gets here: no element, or all False
-        return result._fill_unchecked(False)
-    c_strides = S.contiguous_strides_of_valid_shape(batch + (m, n))
+    if a._dtype is not dtypes.bool and _writes_into(out, a, b, shape):
+        # C's strides are out's, with a 0 stride for the size-1 row or column a 1-D operand added
+        nb = len(batch)
+        result, c_strides = out, out._strides[:nb] + _row_and_column(out._strides[nb:], m)
+    else:
+        result = type(a)._empty(shape, a._dtype, fn)
+        if a._dtype is dtypes.bool:  # only a trivial product gets here: no element, or all False
+            return result._fill_unchecked(False)
+        c_strides = S.contiguous_strides_of_valid_shape(batch + (m, n))
     status = lib.tt_matmul(
         a._dtype.code, len(batch), batch, m, n, k,
         a.data_ptr(), a_strides, b.data_ptr(), b_strides, result.data_ptr(), c_strides, 0,
     )
     check(status, fn)
     return result
+
+
+def _writes_into(out: Any, a: TensorImpl, b: TensorImpl, shape: tuple[int, ...]) -> bool:
+    """Whether a product of ``shape`` can be written straight into the caller's ``out`` (then its
+    version is bumped): the result's dtype and shape, no element twice, no byte shared with an
+    operand (the kernel reads them while it writes), and nothing for autograd to record. Anything
+    else is computed into a new tensor that ``_finish`` checks and copies (or refuses)."""
+    if out is None or not isinstance(out, TensorImpl) or out._dtype is not a._dtype or out._shape != shape or (
+            out._ag is not None or out._has_internal_overlap() or out._overlaps(a)
+            or out._overlaps(b)):
+        return False
+    bump_version(out)  # an in-place write: autograd's saved copies of `out` are now stale
+    return True
+
+
+def _row_and_column(tail: tuple, m: int) -> tuple:
+    """C's row and column strides, from the strides of the result's last dims: (m, n), or (n,)
+    after a 1-D first operand (m = 1), (m,) after a 1-D second one, () after two. A dim a 1-D
+    operand dropped has size 1, so its stride is never used: 0."""
+    if len(tail) == 2:
+        return tail
+    if len(tail) == 1:
+        return (0, tail[0]) if m == 1 else (tail[0], 0)
+    return (0, 0)
 
 
 def _linear(input: TensorImpl, weight: TensorImpl, bias: TensorImpl | None) -> Any:
@@ -113,8 +144,9 @@ def _linear(input: TensorImpl, weight: TensorImpl, bias: TensorImpl | None) -> A
 
 
 def _finish(fn: str, result: Any, out: Any) -> Any:
-    """Return ``result``, or copy it into the caller's ``out`` (same shape and dtype required)."""
-    if out is None:
+    """Return ``result``, or copy it into the caller's ``out`` (same shape and dtype required),
+    unless the product was written there already."""
+    if out is None or result is out:
         return result
     if not isinstance(out, TensorImpl):
         raise TypeError(f"{fn}: out must be a Tensor, got {type(out).__name__}")
@@ -130,18 +162,22 @@ def _finish(fn: str, result: Any, out: Any) -> Any:
 # ---------------------------------------------------------------------- matrix products
 
 
-def _matmul(a: Any, b: Any, fn: str) -> Any:
+def _matmul(a: Any, b: Any, fn: str, out: Any = None) -> Any:
     """NumPy/PyTorch matmul rules: 1-D operands get a dim prepended (a) or appended (b) that the
-    result drops again, and the batch dims (all but the last two) broadcast."""
+    result drops again, and the batch dims (all but the last two) broadcast. ``out``: the caller's
+    out= tensor, written in place when ``_writes_into`` allows (else ignored: see ``_finish``)."""
     if type(a) is type(b) and len(a._shape) == 2 == len(b._shape) and a._dtype is b._dtype and (
             a._dtype is dtypes.float32 or a._dtype is dtypes.float64) and a._shape[1] == b._shape[0] and (
             a._ag is b._ag is None or not _GRAD.enabled):
         # two float matrices of one dtype, nothing to record: straight to the C call (the rules
         # below cost ~2 us, most of a small product such as (64, 10) @ (10, 64))
         (m, k), n = a._shape, b._shape[1]
-        result = type(a)._empty((m, n), a._dtype, fn)
+        if out is not None and _writes_into(out, a, b, (m, n)):
+            result = out
+        else:
+            result = type(a)._empty((m, n), a._dtype, fn)
         check(lib.tt_matmul(a._dtype.code, 0, (), m, n, k, a.data_ptr(), a._strides, b.data_ptr(), b._strides,
-                            result.data_ptr(), (n, 1), 0), fn)
+                            result.data_ptr(), result._strides, 0), fn)
         return result
     if wants_grad(a, b):
         return FUNCTIONS["Matmul"].apply(a, b, fn)
@@ -169,7 +205,7 @@ def _matmul(a: Any, b: Any, fn: str) -> Any:
     shape = batch + ((m,) if da > 1 else ()) + ((n,) if db > 1 else ())
     mismatch = "expected m1 and m2 to have the same dtype, but got: {a} != {b}"
     _check_dtypes(fn, a, b, mismatch, _trivial(shape, k))
-    return _gemm(a, a_strides, b, b_strides, batch, m, n, k, shape, fn)
+    return _gemm(a, a_strides, b, b_strides, batch, m, n, k, shape, fn, out)
 
 
 def matmul(input: Any, other: Any, *, out: Any = None) -> Any:
@@ -185,7 +221,7 @@ def matmul(input: Any, other: Any, *, out: Any = None) -> Any:
     ((5, 4, 2, 2), (5, 1, 2), ())
     """
     input, other = _tensor(input, "matmul", "input"), _tensor(other, "matmul", "other")
-    return _finish("matmul", _matmul(input, other, "matmul"), out)
+    return _finish("matmul", _matmul(input, other, "matmul", out), out)
 
 
 def mm(input: Any, mat2: Any, *, out: Any = None) -> Any:
@@ -200,7 +236,7 @@ def mm(input: Any, mat2: Any, *, out: Any = None) -> Any:
         raise RuntimeError(f"mm: self must be a matrix, got a {input.ndim}-D tensor")
     if mat2.ndim != 2:
         raise RuntimeError(f"mm: mat2 must be a matrix, got a {mat2.ndim}-D tensor")
-    return _finish("mm", _matmul(input, mat2, "mm"), out)
+    return _finish("mm", _matmul(input, mat2, "mm", out), out)
 
 
 def bmm(input: Any, mat2: Any, *, out: Any = None) -> Any:
@@ -223,7 +259,7 @@ def bmm(input: Any, mat2: Any, *, out: Any = None) -> Any:
         )
     shape = (input._shape[0], input._shape[1], mat2._shape[2])
     _check_dtypes("bmm", input, mat2, "expected scalar type {a} but found {b}", _trivial(shape, input._shape[2]))
-    return _finish("bmm", _matmul(input, mat2, "bmm"), out)
+    return _finish("bmm", _matmul(input, mat2, "bmm", out), out)
 
 
 def mv(input: Any, vec: Any, *, out: Any = None) -> Any:

@@ -313,8 +313,13 @@ class Tensor(AutogradOps, ViewOps, ElementwiseOps, ManipulationOps, SortingOps, 
         """Set every element to zero."""
         return self.fill_(0)
 
+    def _has_internal_overlap(self) -> bool:
+        """``strides.has_internal_overlap`` of this layout; a dense tensor, the common case, has
+        none and skips the walk (~1.5 us, a third of a small product with out=)."""
+        return not (self._dense or self._is_dense()) and S.has_internal_overlap(self._shape, self._strides)
+
     def _check_writable(self, fn: str) -> None:
-        if S.has_internal_overlap(self._shape, self._strides):
+        if self._has_internal_overlap():
             raise RuntimeError(
                 f"{fn}: unsupported operation: more than one element of the written-to tensor refers to a "
                 "single memory location. Please clone() the tensor before performing the operation."

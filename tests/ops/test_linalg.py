@@ -516,6 +516,89 @@ def test_out(name, shapes):
         getattr(tt, name)(*[tt.tensor(a) for a in arrays], out=tt.empty(7, dtype=tt.float64))
 
 
+def _out_in_layout(shape: tuple[int, ...], layout: str) -> tt.Tensor:
+    """A float64 tensor of ``shape`` laid out as named, filled with a sentinel."""
+    if layout == "contiguous":
+        out = tt.empty(*shape, dtype=tt.float64)
+    elif layout == "transposed":  # the last two dims swapped in memory
+        out = tt.empty(*shape[:-2], shape[-1], shape[-2], dtype=tt.float64).transpose(-1, -2)
+    else:  # every other element of a wider tensor, at an offset
+        out = tt.empty(*shape[:-1], 2 * shape[-1] + 1, dtype=tt.float64)[..., 1::2]
+    return out.fill_(-7.0)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided"])
+@pytest.mark.parametrize(
+    "name, shapes",
+    [
+        ("matmul", [(5, 3), (3, 4)]),
+        ("mm", [(5, 3), (3, 4)]),
+        ("matmul", [(2, 5, 3), (3, 4)]),
+        ("bmm", [(2, 5, 3), (2, 3, 4)]),
+        ("matmul", [(40, 70), (70, 33)]),
+    ],
+)
+def test_out_written_in_place(name, shapes, layout):
+    # A product is written straight into `out`, whatever its strides (the kernel takes C's), and
+    # out's version moves, so a tensor saved for backward before the write is caught.
+    rng = np.random.default_rng(3)
+    arrays = [values(rng, s, tt.float64) for s in shapes]
+    want = getattr(torch, name)(*[torch.from_numpy(a) for a in arrays])
+    out = _out_in_layout(tuple(want.shape), layout)
+    leaf = tt.ones(1, requires_grad=True)
+    product = leaf * out  # saves `out` for backward
+    operands = [tt.tensor(a) for a in arrays]
+    allocations = tt.memory_stats()["num_allocs"]
+    got = getattr(tt, name)(*operands, out=out)
+    assert tt.memory_stats()["num_allocs"] == allocations  # no result tensor was made and copied
+    assert got is out
+    np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        product.sum().backward()
+
+
+@pytest.mark.parametrize("shapes", [[(3,), (3, 4)], [(5, 3), (3,)], [(2, 5, 3), (3,)], [(3,), (2, 3, 4)]])
+def test_out_with_one_dimensional_operand(shapes):
+    # The dim a 1-D operand adds is not in the result: C's stride for it is never used.
+    rng = np.random.default_rng(4)
+    arrays = [values(rng, s, tt.float64) for s in shapes]
+    want = torch.matmul(*[torch.from_numpy(a) for a in arrays])
+    wide = tt.empty(*want.shape[:-1], 2 * want.shape[-1], dtype=tt.float64).fill_(-7.0)
+    out = wide[..., ::2]
+    got = tt.matmul(*[tt.tensor(a) for a in arrays], out=out)
+    assert got is out
+    np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(wide[..., 1::2].numpy(), -7.0)  # the gaps are untouched
+
+
+@pytest.mark.parametrize("dtype", [tt.float32, tt.float64, tt.int64])
+def test_out_aliasing_an_operand(dtype):
+    # out= one of the operands: the kernel would read what it had just written, so the product
+    # goes through a new tensor first, as before.
+    rng = np.random.default_rng(5)
+    a_np, b_np = values(rng, (6, 6), dtype), values(rng, (6, 6), dtype)
+    want = torch.from_numpy(a_np) @ torch.from_numpy(b_np)
+    for target in ("a", "b", "a.T", "row of b"):
+        a, b = tt.tensor(a_np), tt.tensor(b_np)
+        if target == "row of b":
+            big = tt.tensor(np.concatenate([b_np, b_np]))
+            b, out = big[:6], big[3:9]
+        else:
+            out = {"a": a, "b": b, "a.T": a.T}[target]
+        got = tt.matmul(a, b, out=out)
+        assert got is out
+        np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-5 if dtype is tt.float32 else 1e-12,
+                                   err_msg=target)
+
+
+def test_out_with_repeated_elements_is_refused():
+    # An expanded out holds one element many times: refused, as PyTorch does, not half written.
+    a, b = tt.ones(3, 2), tt.ones(2, 4)
+    out = tt.zeros(1, 4).expand(3, 4)
+    with pytest.raises(RuntimeError, match="more than one element"):
+        tt.matmul(a, b, out=out)
+
+
 # ---------------------------------------------------------------------- einsum
 
 EINSUM = [
