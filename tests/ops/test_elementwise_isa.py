@@ -138,6 +138,31 @@ for name, fn, n_inputs, n_ops, params, is_pred in FAMILIES:
                     break                       # the op does not take this dtype
                 record(key, status, out)
             supported += key in results
+# fmod, remainder and floor_divide once more, on operands whose quotients sit at, just under and
+# just over integers and powers of two (the rows' vectorized fmod and its hand-over to the C
+# library; values() gives mostly small or huge quotients), over the same layouts.
+for op in (lib.TT_FMOD, lib.TT_REMAINDER, lib.TT_FLOOR_DIVIDE):
+    for code in (6, 7, 8):
+        dt = np.dtype(NP[code])
+        key = f"mod:{op}:{code}"
+        for layout in LAYOUTS:
+            n, step, out_step = layout
+            m = n * abs(step) + 1
+            r = np.random.default_rng(op * 9 + code)
+            b = values(code, m, 5 * op + code)
+            k = np.round(2.0 ** r.uniform(0, 40 if code == 8 else 22, m)) * r.choice([-1, 1], m)
+            with np.errstate(all="ignore"):
+                a = (k * b.astype(np.float64)).astype(dt)
+                a = np.where(r.random(m) < 0.5, np.nextafter(a, r.choice([-np.inf, np.inf], m).astype(dt)), a)
+            for broadcast in ((), (1,)):
+                out = np.zeros(n * out_step, dtype=dt)
+                args = []
+                for data, stride in zip((a, b), [0 if j in broadcast else step for j in range(2)]):
+                    start = data[(n - 1) * -stride:] if stride < 0 else data
+                    args += [addr(start), i64([stride])]
+                status = lib.tt_binary(op, 1, i64([n]), *args, addr(out), i64([out_step]), code)
+                record(key, status, out)
+        supported += 1
 # Conversions (tt_copy_strided between two dtypes; its rows have the same three builds), over the
 # same layouts; a broadcast source is converted once and then filled.
 for src in range(9):
@@ -191,8 +216,9 @@ def baseline() -> dict:
 
 
 def test_the_script_reaches_every_op_and_dtype(baseline):
-    # 30 binary, 43 unary, 4 + 2 param and 3 ternary ops over the dtypes each takes (439 rows) and
-    # the 72 conversions: a script that silently skipped a family would compare nothing.
+    # 30 binary, 43 unary, 4 + 2 param and 3 ternary ops over the dtypes each takes (439 rows), the
+    # float fmod, remainder and floor_divide rows on near-integer quotients (9) and the 72
+    # conversions: a script that silently skipped a family would compare nothing.
     assert baseline["supported"] == len(baseline["digests"]) >= 500
     assert baseline["kernel"] == "baseline"
 

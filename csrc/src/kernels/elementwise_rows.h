@@ -129,27 +129,111 @@ static inline int64_t int_pow(int64_t base, int64_t exponent) {
    functions, a C library function or a helper below (functions, not <tgmath.h>'s macros). */
 #define BY_PRECISION(F32, F64, x) _Generic((x), float: F32, default: F64)
 
-/* Python's (and PyTorch's) floor division of floats: the floor of the exact quotient, computed
-   from fmod so that a == b * q + r holds as closely as floating point allows. */
+/* ------------------------------------------------------------------ fmod, remainder, floor_divide
+ * C's fmod is exact, and the C library's loops over the bits (glibc: 10-20 ns an element), so a
+ * row calling it stays scalar. mod_fast_float/double compute the same exact value with
+ * operations that vectorize, for the common case that mod_fast_hard_* accepts: both finite, b not
+ * zero (float64: not subnormal either), and a quotient |a / b| under 2^23 (float32) or 2^26
+ * (float64). The rows (DEFINE_FLOAT_MOD_ROW) send the other elements to the C library's fmod.
+ * Either way the value is fmod's, so every build gives the same bits as the C library.
+ *
+ * Why exact. Work with ad = |a|, bd = |b| (the result takes a's sign, copysign below), and let q
+ * be the truncated rounded quotient: rounding is monotonic and integers up to 2^24 (2^53) are
+ * floats (doubles), so q is trunc(ad / bd) or one more, the latter only when ad / bd lies within
+ * a rounding error under an integer. r = ad - q * bd is then computed exactly:
+ *   float32: q < 2^23 and bd has 24 bits, so q * bd is exact in double; the difference is fmod's
+ *     value (a float) or, for the larger q, minus a multiple of the grain of a and b smaller than
+ *     bd, a double too, so the subtraction is exact.
+ *   float64: bd = bh + bl, bh its top 27 significant bits (the low 26 bits of the mantissa
+ *     cleared), bl < 2^26 units of bd's last place; with q < 2^26 both q * bh and q * bl are
+ *     exact. ad - q * bh is exact: for q >= 2 by Sterbenz's lemma (ad / (q * bh) lies in
+ *     [1/2, 2] as bh > bd (1 - 2^-26)); for q = 1 by it too unless ad > 2 bh, and then ad and bh
+ *     are both multiples of twice bd's last place and the difference is below 4 * 2^E (bd in
+ *     [2^E, 2^(E+1))), 53 bits of that grain. Subtracting q * bl then leaves the exact r, which
+ *     is representable (fmod's value, or for the larger q minus one last place of a or a
+ *     multiple of b's smaller than bd), so that subtraction is exact too.
+ * A negative r means q was one too many: r + bd is fmod's value, a float, so that sum is exact.
+ * The products cannot overflow: q * bd exceeds ad by less than ad's last place. q itself comes
+ * from (x + 2^23) - 2^23, which rounds a float 0 <= x < 2^23 to an integer (2^52: a double). */
+
+/* Nonzero where mod_fast_* does not apply: |a / b| >= 2^23 (a inf or NaN too), b zero, inf or
+   NaN. Compares of the bits, whose sign bit is the answer (the bits of |b| and of a quotient of
+   magnitudes are below 2^31, but for the NaN of 0/0 or inf/inf, whose b the other two tests
+   catch): integer operations of the float's width, so the row's OR over a chunk vectorizes in
+   every build (SSE2 has no select of integers by a float compare). */
+static inline uint32_t mod_fast_hard_float(float a, float b) {
+    const uint32_t ratio = wf_bits(fabsf(a) / fabsf(b)), divisor = wf_bits(fabsf(b));
+    return ((0x4affffffu - ratio) | (divisor - 1u) | (0x7f7fffffu - divisor)) >> 31;
+}
+
+static inline float mod_fast_float(float a, float b) {
+    const float ratio = fabsf(a) / fabsf(b);
+    float qf = (ratio + 0x1p23f) - 0x1p23f;                  /* nearest integer ... */
+    qf = qf > ratio ? qf - 1.0f : qf;                        /* ... truncated */
+    const double ad = fabs((double)a), bd = fabs((double)b);
+    double r = ad - (double)qf * bd;
+    r = r < 0 ? r + bd : r;
+    return copysignf((float)r, a);
+}
+
+/* As mod_fast_hard_float: |a / b| >= 2^26, b zero, subnormal, inf or NaN. */
+static inline uint64_t mod_fast_hard_double(double a, double b) {
+    const uint64_t ratio = wm_bits(fabs(a) / fabs(b)), divisor = wm_bits(fabs(b));
+    return ((UINT64_C(0x418fffffffffffff) - ratio) | (divisor - UINT64_C(0x0010000000000000)) |
+            (UINT64_C(0x7fefffffffffffff) - divisor)) >> 63;
+}
+
+static inline double mod_fast_double(double a, double b) {
+    const double ad = fabs(a), bd = fabs(b);
+    const double ratio = ad / bd;
+    double q = (ratio + 0x1p52) - 0x1p52;
+    q = q > ratio ? q - 1.0 : q;
+    const double bh = wm_double(wm_bits(bd) & ~(((uint64_t)1 << 26) - 1));
+    const double bl = bd - bh;
+    double r = (ad - q * bh) - q * bl;
+    r = r < 0 ? r + bd : r;
+    return copysign(r, a);
+}
+
+/* floor(x) exactly (-0.0, inf and NaN too) by selects: SSE2 has no vector rounding instruction,
+   and a loop calling floor() stays scalar there. The builds that have one (SSE4.1 and up) use
+   floor() itself; both are exact, so the bits are the same. */
+#if defined(__SSE4_1__) || !(defined(__x86_64__) || defined(__i386__))
+#define MOD_FLOOR(x) floor(x)
+#else
+#define MOD_FLOOR(x) BY_TYPE(mod_floor, x)(x)
+#endif
+#define DEFINE_MOD_FLOOR(CT, LIMIT)                                                                \
+    static inline CT mod_floor_##CT(CT x) {                                                        \
+        const CT ax = fabs(x);                                                                     \
+        const CT t = (ax + LIMIT) - LIMIT;        /* ax rounded to an integer, ax < LIMIT */       \
+        const CT down = t > ax ? t - 1 : t;       /* floor(ax) */                                  \
+        const CT up = t < ax ? t + 1 : t;         /* ceil(ax) */                                   \
+        const CT f = x < 0 ? -up : down;                                                           \
+        return ax < LIMIT ? copysign(f, x) : x;   /* from LIMIT up every float is an integer */   \
+    }
+DEFINE_MOD_FLOOR(float, 0x1p23f)
+DEFINE_MOD_FLOOR(double, 0x1p52)
+
+/* Python's (and PyTorch's) floor division and remainder of floats, from mod = fmod(a, b): the
+   floor of the exact quotient, computed so that a == b * q + r holds as closely as floating
+   point allows, and the remainder with the divisor's sign (a zero keeps fmod's, the dividend's,
+   as PyTorch; NumPy gives a zero the divisor's sign). Selects on values already computed, so
+   loops over them vectorize; b == 0 gives a / b. */
 #define DEFINE_FLOAT_FLOOR_DIVIDE(CT)                                         \
-    static inline CT floor_divide_##CT(CT a, CT b) {                          \
-        if (b == 0) {                                                         \
-            return a / b;                                                     \
-        }                                                                     \
-        CT mod = fmod(a, b);                                                  \
+    static inline CT floor_divide_##CT(CT a, CT b, CT mod) {                  \
+        const int flip = (mod != 0) & ((b < 0) != (mod < 0));                 \
         CT div = (a - mod) / b;                                               \
-        if (mod != 0 && ((b < 0) != (mod < 0))) {                             \
-            div -= 1;                                                         \
-        }                                                                     \
-        if (div == 0) {                                                       \
-            return copysign((CT)0, a / b);                                    \
-        }                                                                     \
-        CT floored = floor(div);                                              \
-        return (div - floored > (CT)0.5) ? floored + 1 : floored;             \
+        div = flip ? div - 1 : div;                                           \
+        const CT floored = MOD_FLOOR(div);                                    \
+        CT result = (div - floored > (CT)0.5) ? floored + 1 : floored;        \
+        const CT quotient = a / b;                                            \
+        result = div == 0 ? copysign((CT)0, quotient) : result;               \
+        return b == 0 ? quotient : result;                                    \
     }                                                                         \
-    static inline CT remainder_##CT(CT a, CT b) {                             \
-        CT mod = fmod(a, b);                                                  \
-        return (mod != 0 && ((b < 0) != (mod < 0))) ? mod + b : mod;          \
+    static inline CT remainder_##CT(CT b, CT mod) {                           \
+        const int flip = (mod != 0) & ((b < 0) != (mod < 0));                 \
+        return flip ? mod + b : mod;                                          \
     }                                                                         \
     /* NaN in either gives NaN (a first): a NaN `a` passes `a != a`, a NaN `b` fails `a > b`. One \
        select of two compares, not branches, so loops over it vectorize. */                           \
@@ -199,9 +283,7 @@ DEFINE_FLOAT_ACTIVATIONS(double)
 #define MUL_F(a, b) ((a) * (b))
 #define DIV_F(a, b) ((a) / (b))
 #define FLOOR_DIVIDE_I(a, b) int_floor_divide(a, b, error)
-#define FLOOR_DIVIDE_F(a, b) BY_TYPE(floor_divide, a)(a, b)
 #define REMAINDER_I(a, b) int_remainder(a, b, error)
-#define REMAINDER_F(a, b) BY_TYPE(remainder, a)(a, b)
 #define POW_I(a, b) int_pow(a, b)
 #define POW_F(a, b) pow(a, b)
 #define MAXIMUM_B(a, b) ((a) | (b))
@@ -222,7 +304,6 @@ DEFINE_FLOAT_ACTIVATIONS(double)
 #define LOGADDEXP_F(a, b) BY_PRECISION(wide_logaddexpf, wide_logaddexp, a)(a, b)
 #define LOGADDEXP2_F(a, b) BY_PRECISION(wide_logaddexp2f, wide_logaddexp2, a)(a, b)
 #define FMOD_I(a, b) int_fmod(a, b, error)
-#define FMOD_F(a, b) fmod(a, b)
 #define BITWISE_LEFT_SHIFT_I(a, b) shift_left(a, b)
 #define BITWISE_RIGHT_SHIFT_I(a, b) shift_right(a, b)
 #define RELU_GRAD_I(a, b) ((b) <= 0 ? 0 : (a))
@@ -444,6 +525,64 @@ DEFINE_FLOAT_ACTIVATIONS(double)
         }                                                                                         \
     }
 
+/* Rows of float fmod, remainder and floor_divide (CT: float for float16 and float32, double for
+   float64): a chunk of each operand loaded into a buffer (any stride, a broadcast one too), fmod
+   by mod_fast_* in a loop that vectorizes, then the C library's fmod for the elements it does
+   not take (mod_fast_hard_*: huge quotients, inf, NaN, zero divisors; rare), then FINISH(a, b, mod)
+   stored. The output may be an input (in place): a chunk is read before it is written. */
+#define MOD_CHUNK 256
+#define MOD_LOAD(T, CT, LD, buffer, p, stride)                                                    \
+    if ((stride) == (int64_t)sizeof(T)) {                                                         \
+        for (int64_t i = 0; i < c; i++) {                                                         \
+            buffer[i] = (CT)LD(T, p + (i0 + i) * (int64_t)sizeof(T));                             \
+        }                                                                                         \
+    } else if ((stride) == 0) {                                                                   \
+        const CT value = (CT)LD(T, p);                                                            \
+        for (int64_t i = 0; i < c; i++) {                                                         \
+            buffer[i] = value;                                                                    \
+        }                                                                                         \
+    } else {                                                                                      \
+        for (int64_t i = 0; i < c; i++) {                                                         \
+            buffer[i] = (CT)LD(T, p + (i0 + i) * (stride));                                       \
+        }                                                                                         \
+    }
+#define DEFINE_FLOAT_MOD_ROW(NAME, T, CT, LD, ST, FINISH)                                        \
+    static void NAME(char **data, const int64_t *s, int64_t n, void *ctx) {                      \
+        (void)ctx;                                                                                \
+        char *o = data[0];                                                                        \
+        const char *pa = data[1], *pb = data[2];                                                  \
+        CT av[MOD_CHUNK], bv[MOD_CHUNK], mv[MOD_CHUNK];                                           \
+        for (int64_t i0 = 0; i0 < n; i0 += MOD_CHUNK) {                                           \
+            const int64_t c = n - i0 < MOD_CHUNK ? n - i0 : MOD_CHUNK;                            \
+            MOD_LOAD(T, CT, LD, av, pa, s[1])                                                     \
+            MOD_LOAD(T, CT, LD, bv, pb, s[2])                                                     \
+            __typeof__(BY_TYPE(mod_fast_hard, av[0])(av[0], bv[0])) hard = 0;                    \
+            for (int64_t i = 0; i < c; i++) {                                                     \
+                mv[i] = BY_TYPE(mod_fast, av[i])(av[i], bv[i]);                                   \
+                hard |= BY_TYPE(mod_fast_hard, av[i])(av[i], bv[i]);                              \
+            }                                                                                     \
+            if (hard) {                                                                           \
+                for (int64_t i = 0; i < c; i++) {                                                 \
+                    if (BY_TYPE(mod_fast_hard, av[i])(av[i], bv[i])) {                            \
+                        mv[i] = fmod(av[i], bv[i]);                                               \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
+            if (s[0] == (int64_t)sizeof(T)) {                                                     \
+                for (int64_t i = 0; i < c; i++) {                                                 \
+                    ST(T, o + (i0 + i) * (int64_t)sizeof(T), FINISH(av[i], bv[i], mv[i]));       \
+                }                                                                                 \
+            } else {                                                                              \
+                for (int64_t i = 0; i < c; i++) {                                                 \
+                    ST(T, o + (i0 + i) * s[0], FINISH(av[i], bv[i], mv[i]));                     \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+    }
+#define FINISH_FMOD(a, b, mod) (mod)
+#define FINISH_REMAINDER(a, b, mod) BY_TYPE(remainder, a)(b, mod)
+#define FINISH_FLOOR_DIVIDE(a, b, mod) BY_TYPE(floor_divide, a)(a, b, mod)
+
 #define TERNARY_LOOP(T, CT, LD, ST, EXPR, SO, SA, SB, SC)                         \
     for (int64_t i = 0; i < n; i++) {                                             \
         CT a = (CT)LD(T, pa + i * (SA));                                          \
@@ -524,6 +663,10 @@ DEFINE_WHERE_BITS(64)
     DEFINE_BINARY_ROW(binary_##OP##_##name, T, CT, LD, uint8_t, ST_bool, OP##_X)
 #define GEN_UNARY_SAME(OP, name, T, CT, LD, ST, K, CODE) \
     DEFINE_UNARY_ROW(unary_##OP##_##name, T, CT, LD, T, ST, OP##_##K)
+/* MOD: the integer kinds through the expression, the floats through DEFINE_FLOAT_MOD_ROW. */
+#define GEN_BINARY_MOD(OP, name, T, CT, LD, ST, K, CODE) GEN_BINARY_MOD_##K(OP, name, T, CT, LD, ST)
+#define GEN_BINARY_MOD_I(OP, name, T, CT, LD, ST) DEFINE_BINARY_ROW(binary_##OP##_##name, T, CT, LD, T, ST, OP##_I)
+#define GEN_BINARY_MOD_F(OP, name, T, CT, LD, ST) DEFINE_FLOAT_MOD_ROW(binary_##OP##_##name, T, CT, LD, ST, FINISH_##OP)
 /* VEC: float16/float32 through the vmath kernel VMATH_<OP>, float64 through the expression. */
 #define GEN_UNARY_VEC(OP, name, T, CT, LD, ST, K, CODE) GEN_UNARY_VEC_##name(OP, name, T, CT, LD, ST, K)
 #define GEN_UNARY_VEC_float16(OP, name, T, CT, LD, ST, K) DEFINE_VMATH_ROW(unary_##OP##_##name, T, LD, ST, VMATH_##OP)
@@ -565,8 +708,8 @@ DEFINE_WHERE_BITS(64)
     X(NUMERIC_DTYPES, SAME, SUB)                     \
     X(ALL_DTYPES, SAME, MUL)                         \
     X(FLOAT_DTYPES, SAME, DIV)                       \
-    X(NUMERIC_DTYPES, SAME, FLOOR_DIVIDE)            \
-    X(NUMERIC_DTYPES, SAME, REMAINDER)               \
+    X(NUMERIC_DTYPES, MOD, FLOOR_DIVIDE)             \
+    X(NUMERIC_DTYPES, MOD, REMAINDER)                \
     X(NUMERIC_DTYPES, SAME, POW)                     \
     X(ALL_DTYPES, SAME, MAXIMUM)                     \
     X(ALL_DTYPES, SAME, MINIMUM)                     \
@@ -578,7 +721,7 @@ DEFINE_WHERE_BITS(64)
     X(FLOAT_DTYPES, SAME, COPYSIGN)                  \
     X(FLOAT_DTYPES, SAME, LOGADDEXP)                 \
     X(FLOAT_DTYPES, SAME, LOGADDEXP2)                \
-    X(NUMERIC_DTYPES, SAME, FMOD)                    \
+    X(NUMERIC_DTYPES, MOD, FMOD)                     \
     X(INT_DTYPES, SAME, BITWISE_LEFT_SHIFT)          \
     X(INT_DTYPES, SAME, BITWISE_RIGHT_SHIFT)         \
     X(NUMERIC_DTYPES, SAME, RELU_GRAD)               \
