@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 UNARY = ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
          "exp2", "expm1", "log2", "log10", "log1p"]
 BINARY = ["atan2", "hypot", "logaddexp", "logaddexp2"]
-FLOAT64 = ["exp", "log", "tanh"] + UNARY + BINARY   # again on float64, as "<name> f64"
+MOD = ["fmod", "remainder", "floor_divide"]   # exact: elementwise_rows.h's vectorized fmod
+FLOAT64 = ["exp", "log", "tanh"] + UNARY + BINARY + MOD   # again on float64, as "<name> f64"
 NUMPY_NAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
                "acosh": "arccosh", "atanh": "arctanh", "atan2": "arctan2"}
 
@@ -41,6 +42,8 @@ def inputs(name: str) -> tuple[np.ndarray, ...]:
         return (np.abs(x) + 1.1,)
     if name in BINARY:
         return x, np.abs(x) + 0.1
+    if name in MOD:   # quotients up to a few hundred, divisors of both signs
+        return x * 100, (np.abs(rng.standard_normal(x.shape)) + 0.5).astype(np.float32) * np.sign(x)
     return (x,)
 
 
@@ -60,7 +63,7 @@ def calls(lib: str) -> dict:
         softplus = lambda x: np.logaddexp(0, x)  # noqa: E731 - softplus with beta 1
     wrap = (lambda a: a) if lib == "numpy" else module.tensor
     table = {}
-    for name in UNARY + BINARY + ["softplus"] + [f"{n} f64" for n in FLOAT64]:
+    for name in UNARY + BINARY + MOD + ["softplus"] + [f"{n} f64" for n in FLOAT64]:
         if name.endswith(" f64"):
             name64 = name.split()[0]
             args = tuple(wrap(a.astype(np.float64)) for a in inputs(name64 if name64 != "log" else "log2"))
