@@ -247,7 +247,9 @@ DEFINE_FLOAT_FLOOR_DIVIDE(double)
 
 /* The activations and the other ops added with them, in PyTorch's formulas. */
 #define DEFINE_FLOAT_ACTIVATIONS(CT)                                                               \
-    static inline CT gelu_##CT(CT x) { return x * (CT)0.5 * ((CT)1 + erf(x * (CT)0.70710678118654752440)); } \
+    static inline CT gelu_##CT(CT x) {                                                             \
+        return x * (CT)0.5 * ((CT)1 + BY_PRECISION(erf, wide_erf, x)(x * (CT)0.70710678118654752440)); \
+    }                                                                                              \
     static inline CT gelu_tanh_##CT(CT x) {                                                        \
         CT inner = (CT)0.79788456080286535588 * (x + (CT)0.044715 * x * x * x); /* sqrt(2/pi) */   \
         return (CT)0.5 * x * ((CT)1 + BY_PRECISION(tanhf, wide_tanh, x)(inner));                   \
@@ -356,7 +358,7 @@ DEFINE_FLOAT_ACTIVATIONS(double)
 #define ROUND_F(x) nearbyint(x)          /* default rounding mode: half to even */
 #define TRUNC_F(x) trunc(x)
 #define SIGMOID_F(x) BY_TYPE(sigmoid, x)(x)
-#define ERF_F(x) erf(x)
+#define ERF_F(x) BY_PRECISION(erf, wide_erf, x)(x) /* float and float16 rows take VMATH_ERF */
 #define BITWISE_NOT_B(x) (!(x))
 #define BITWISE_NOT_I(x) (~(x))
 #define LOGICAL_NOT_X(x) ((x) == 0)

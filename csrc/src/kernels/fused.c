@@ -156,8 +156,8 @@ static int64_t simplify(fused_plan *plan, int ndim, const int64_t *shape, const 
 
 /* ------------------------------------------------------------------ per-type machinery */
 
-/* float32 transcendental ops through vmath.c, float64 exp, log, tanh, sigmoid and silu through
-   wide_math.h and erf through libm: the functions tt_unary uses, so fused and eager results are the same bits. */
+/* float32 transcendental ops through vmath.c, float64 exp, log, tanh, sigmoid, silu, erf and gelu
+   through wide_math.h: the functions tt_unary uses, so fused and eager results are the same bits. */
 static inline void vexp_float(const float *x, float *y, int64_t n) { tt_vexp_f32(x, y, n); }
 static inline void vlog_float(const float *x, float *y, int64_t n) { tt_vlog_f32(x, y, n); }
 static inline void vtanh_float(const float *x, float *y, int64_t n) { tt_vtanh_f32(x, y, n); }
@@ -177,8 +177,8 @@ DOUBLE_LOOP(vexp, wide_exp(v))
 DOUBLE_LOOP(vlog, wide_log(v))
 DOUBLE_LOOP(vtanh, wide_tanh(v))
 DOUBLE_LOOP(vsigmoid, 1 / (1 + wide_exp(-v)))
-DOUBLE_LOOP(verf, erf(v))
-DOUBLE_LOOP(vgelu, v * 0.5 * (1 + erf(v * 0.70710678118654752440)))
+DOUBLE_LOOP(verf, wide_erf(v))
+DOUBLE_LOOP(vgelu, v * 0.5 * (1 + wide_erf(v * 0.70710678118654752440)))
 DOUBLE_LOOP(vsilu, v / (1 + wide_exp(-v)))
 
 /* Copies n elements of an input, from multi-index `start` of the simplified shape, into dst. */

@@ -3,7 +3,7 @@
  * vectorizes: float64 exp, expm1, exp2, log, log2, log10, log1p and tanh (the first section,
  * which the float32 functions evaluated in double use too), float64 sin, cos, tan, sinh, cosh,
  * asinh, acosh, atanh, hypot, logaddexp, logaddexp2 and softplus, float64 atan, asin, acos and
- * atan2, then the float32 ones.
+ * atan2, float64 erf, then the float32 ones.
  *
  * Included by elementwise_rows.h, so it is compiled in each of its three builds (baseline, AVX2,
  * AVX-512). The float32 (and float16, which computes in float) rows of sin, cos, tan, asin, acos,
@@ -765,6 +765,78 @@ WM_INLINE double wide_atan2(double y, double x) {
     const double edge = ay == INFINITY ? steep : flat;
     const double result = (ay > 0.0 && ay < INFINITY && ax < INFINITY) ? angle : edge;
     return (isnan(x) || isnan(y)) ? x + y : copysign(result, y);
+}
+
+/* ------------------------------------------------------------------ float64 erf
+ * Two pieces, both computed and the answer selected (see the top):
+ *   |x| < 2:       erf x = x P(x^2), P of degree 18 in u = x^2 / 2 - 1 (x^2 in [0, 4]);
+ *   2 <= |x| < 6:  erf x = 1 - erfc |x|, erfc y = e^(-y^2) t G(t), t = 1/y, G of degree 14 in
+ *                  6 t - 2 (t in (1/6, 1/2]); e^(-y^2) = e^(-hi) (1 - lo), y^2 = hi + lo exactly;
+ *   |x| >= 6:      +-1 (erf rounds to 1 from 5.93 on).
+ * Unlike the Taylor series above, P and G are Chebyshev interpolants (fitted in 50-digit
+ * arithmetic with mpmath at the Chebyshev nodes of each interval, then expanded in the powers of
+ * u; docs/performance_vmath.md has the script): the series of erf converges too slowly on [0, 2],
+ * and erfc has none that converges. Their own errors, with the coefficients rounded to double: P
+ * 2^-54.4 relative to erf(x)/x, G 2^-49.6 relative to G, which is below 2^-57 absolute on erf
+ * since erfc(2) = 0.0047. erf's measured maximum error is 1.55 ULP (tests/ops/test_wide_math.py).
+ * float64 gelu (erf form) calls it too, in the eager and the fused kernels. */
+#define WD_ERF_P0 0x1.5990d95f8c2b3p-1 /* P's constant term */
+WM_INLINE double wide_erf(double x) {
+    const double ax = fabs(x);
+    /* |x|^2 = hi + lo exactly (|x| capped at 6, where erf is +-1 already, so that it cannot
+       overflow): both pieces take it. u = hi / 2 - 1 + lo / 2: with x^2 rounded, the error of
+       P near x = 2 was 0.5 ULP larger. */
+    const double y = ax < 6.0 ? ax : 6.0;
+    const double hi = y * y, lo = wd_product_error(y, y, hi);
+    const double u = (hi * 0.5 - 1.0) + lo * 0.5;
+    /* P - P0 = u Q(u), by Horner's scheme (Estrin's was 8% faster but up to 2.0 ULP) */
+    double q = 0x1.bb18325dae03cp-43;
+    q = q * u - 0x1.0a510be19391ap-39;
+    q = q * u + 0x1.1f5782e6a3060p-36;
+    q = q * u - 0x1.3428d0223c47fp-33;
+    q = q * u + 0x1.37efeda14ed01p-30;
+    q = q * u - 0x1.281a1a6b66770p-27;
+    q = q * u + 0x1.06d55ce81008cp-24;
+    q = q * u - 0x1.b256b6c896e22p-22;
+    q = q * u + 0x1.4c4be91d01cdep-19;
+    q = q * u - 0x1.d3f5944b5f604p-17;
+    q = q * u + 0x1.2d27beea90361p-14;
+    q = q * u - 0x1.5f6c684156355p-12;
+    q = q * u + 0x1.705616d993033p-10;
+    q = q * u - 0x1.5712a483d1feep-8;
+    q = q * u + 0x1.18a17bf1510c0p-6;
+    q = q * u - 0x1.8ea53db5a717fp-5;
+    q = q * u + 0x1.e962f50e2314bp-4;
+    q = q * u - 0x1.0b60e85d30896p-2;
+    /* the last step and the product with x carry their rounding errors (near x = 2: 2.1 ULP
+       without, 1.55 with) */
+    const double w = q * u, s = WD_ERF_P0 + w, s_lo = (WD_ERF_P0 - s) + w; /* |w| < 0.3 < P0 */
+    const double xs = x * s;
+    const double small = xs + (wd_product_error(x, s, xs) + x * s_lo);
+    const double t = 1.0 / (y < 2.0 ? 2.0 : y), v = t * 6.0 - 2.0; /* finite for every x */
+    /* G by Estrin's scheme (gL_i: node i of level L, which adds v^(2^L) times its right child):
+       shorter dependency chains than Horner's, as accurate here */
+    const double g0_0 = 0x1.12f21ddd9f5e2p-1 - 0x1.865fd27e52a0cp-6 * v;
+    const double g0_1 = -0x1.a40f49b1bcc80p-9 + 0x1.daf77339391c7p-11 * v;
+    const double g0_2 = -0x1.4c1ed6f646362p-14 - 0x1.a1171debb2400p-17 * v;
+    const double g0_3 = 0x1.8cfddeb459604p-18 - 0x1.111141adf3c65p-20 * v;
+    const double g0_4 = 0x1.82462c52ab360p-27 + 0x1.9b77a7a06c2f3p-25 * v;
+    const double g0_5 = -0x1.10360ad912d6bp-26 + 0x1.63b53861e5dd6p-29 * v;
+    const double g0_6 = 0x1.573289e8d74d1p-34 - 0x1.ed61ce95d8c56p-33 * v;
+    const double v2 = v * v;
+    const double g1_0 = g0_0 + g0_1 * v2;
+    const double g1_1 = g0_2 + g0_3 * v2;
+    const double g1_2 = g0_4 + g0_5 * v2;
+    const double g1_3 = g0_6 + 0x1.13bc961d3fa81p-34 * v2;
+    const double v4 = v2 * v2;
+    const double g2_0 = g1_0 + g1_1 * v4;
+    const double g2_1 = g1_2 + g1_3 * v4;
+    const double v8 = v4 * v4;
+    const double g = g2_0 + g2_1 * v8;
+    const double large = 1.0 - wide_exp(-hi) * (1.0 - lo) * (t * g);
+    /* NaN fails ax >= 2 and stays NaN in `small`; +-inf gives +-1; -0 keeps its sign (the
+       correction added to x s is +0 there) */
+    return ax >= 2.0 ? copysign(ax < 6.0 ? large : 1.0, x) : x == 0.0 ? x : small;
 }
 
 /* ------------------------------------------------------------------ float helpers
