@@ -213,6 +213,33 @@ def test_randn_is_box_muller_of_the_uniforms():
     assert float(err.max()) < 4e-16
 
 
+@pytest.mark.parametrize("dtype, low, high", [(tt.float32, 0.0, 1.0), (tt.float32, 1.0, 1.0000001),
+                                              (tt.float16, 65000.0, 65504.0), (tt.float64, -3.0, 5.0)])
+def test_uniform_fill_is_the_generator_doubles_rounded_below_high(dtype, low, high):
+    """The C uniform fill (``rand``'s, which passes [0, 1)) turns uniform k of the generator, the
+    double a float64 rand of the same seed returns, into low + (high - low) u rounded to the
+    dtype (float16 through float), and a value that rounds up to ``high`` into the one below it:
+    [1, 1.0000001) holds one float32, 1, and the elements that round to the next one take that
+    step."""
+    from t_tensor._capi import lib
+    from t_tensor.random import default_generator
+
+    n = 20_001
+    tt.manual_seed(3)
+    u = tt.rand(n, dtype=tt.float64).numpy()
+    tt.manual_seed(3)
+    out = tt.empty(n, dtype=dtype)
+    assert lib.tt_random_uniform(default_generator._state, out.data_ptr(), n, dtype.code, low, high) == lib.TT_OK
+    kind = {tt.float16: np.float16, tt.float32: np.float32, tt.float64: np.float64}[dtype]
+    want = (low + (high - low) * u).astype(np.float32 if dtype is tt.float16 else kind).astype(kind)  # via float
+    high_there = want >= high
+    want[high_there] = np.nextafter(kind(high), kind(-np.inf))   # the dtype's largest value below high
+    np.testing.assert_array_equal(out.numpy(), want)
+    assert (out.numpy() >= low).all() and (out.numpy() < high).all()
+    if high == 1.0000001:
+        assert high_there.any()
+
+
 def test_randn_same_values_on_every_build():
     """The transform is compiled for the baseline, AVX2 and AVX-512 (csrc/src/kernels/random.c)
     and the widest this CPU has runs, capped by TT_GENERIC_KERNELS: each gives the same values."""
