@@ -243,18 +243,13 @@ def _marked(marks: dict[int, weakref.ref], tensor: Any) -> bool:
     return ref is not None and ref() is tensor
 
 
-_DEFINED_HERE: dict[type, bool] = {}
-
-
 def _defined_here(node: Node) -> bool:
     """True for the nodes of t_tensor's own functions, whose backward returns gradients nothing
-    else keeps (a user's Function may stash its grad_output). Cached per node class."""
+    else keeps (a user's Function may stash its grad_output). A Function's node class carries the
+    answer (``_trusted``, set when the class is made); other node classes are asked their module."""
     cls = type(node)
-    known = _DEFINED_HERE.get(cls)
-    if known is None:
-        owner = getattr(cls, "_function", None) or cls
-        known = _DEFINED_HERE[cls] = owner.__module__.startswith("t_tensor.")
-    return known
+    trusted = getattr(cls, "_trusted", None)
+    return cls.__module__.startswith("t_tensor.") if trusted is None else trusted
 
 
 def _accumulate(leaf: Any, g: Any, create_graph: bool, owned: bool = False) -> None:

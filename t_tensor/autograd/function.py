@@ -132,7 +132,10 @@ class Function:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._backward_cls = type(f"{cls.__name__}Backward", (BackwardFunction,), {"_function": cls})
+        # _trusted: a function of t_tensor's own, whose backward returns gradients nothing else
+        # keeps (see engine._defined_here), decided once here
+        cls._backward_cls = type(f"{cls.__name__}Backward", (BackwardFunction,),
+                                 {"_function": cls, "_trusted": cls.__module__.startswith("t_tensor.")})
         if cls.__module__.startswith("t_tensor."):
             # only the library's own primitives: the ops look them up by name, and a user's
             # Function that happens to share a name (Linear, Matmul) must not replace one

@@ -248,6 +248,32 @@ def test_graphs_are_freed_without_the_garbage_collector() -> None:
         gc.enable()
 
 
+def test_a_users_function_classes_are_freed_after_backward() -> None:
+    """Nothing the engine keeps between calls holds a user's Function class: code that defines
+    one per call (a closure) must not keep every one of them alive."""
+    import gc
+    import weakref
+
+    refs = []
+    for i in range(20):
+        class Twice(tt.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        x = tt.tensor([float(i)], requires_grad=True)
+        Twice.apply(x).sum().backward()
+        assert x.grad.tolist() == [2.0]
+        refs.append(weakref.ref(Twice))
+        del Twice, x
+    gc.collect()
+    assert all(ref() is None for ref in refs)
+
+
 def test_a_users_function_never_replaces_a_library_primitive() -> None:
     """The ops find their primitives by name; a user's Function with the same name (Linear,
     Matmul) must not be found instead."""
