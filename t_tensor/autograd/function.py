@@ -132,11 +132,11 @@ class Function:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        own = cls.__module__.startswith("t_tensor.")
         # _trusted: a function of t_tensor's own, whose backward returns gradients nothing else
         # keeps (see engine._defined_here), decided once here
-        cls._backward_cls = type(f"{cls.__name__}Backward", (BackwardFunction,),
-                                 {"_function": cls, "_trusted": cls.__module__.startswith("t_tensor.")})
-        if cls.__module__.startswith("t_tensor."):
+        cls._backward_cls = type(f"{cls.__name__}Backward", (BackwardFunction,), {"_function": cls, "_trusted": own})
+        if own:
             # only the library's own primitives: the ops look them up by name, and a user's
             # Function that happens to share a name (Linear, Matmul) must not replace one
             FUNCTIONS[cls.__name__] = cls
@@ -223,7 +223,7 @@ def _attach(ctx: BackwardFunction, args: tuple, out: TensorImpl, index: int) -> 
         meta = out._ag
         if meta is not None and meta.grad_fn is None and meta.requires_grad:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    elif _is_one_of(out, args):
+    elif _index_of(out, args) is not None:
         out = out._alias()  # an input returned as is: give the output its own history
     out._ag = AutogradMeta(True, ctx, index)
     return out
@@ -244,16 +244,9 @@ def _save(ctx: BackwardFunction, outputs: tuple | list) -> None:
 
 
 def _index_of(value: Any, items: tuple | list) -> int | None:
-    """The position of ``value`` in ``items`` by identity, or None."""
+    """The position of ``value`` in ``items`` by identity (``in`` would compare tensors
+    elementwise), or None."""
     for i, item in enumerate(items):
         if item is value:
             return i
     return None
-
-
-def _is_one_of(value: Any, items: tuple) -> bool:
-    """``value`` is one of ``items`` (by identity: ``in`` would compare tensors elementwise)."""
-    for item in items:
-        if item is value:
-            return True
-    return False
