@@ -1033,11 +1033,13 @@ def test_gemm_result_does_not_depend_on_thread_count(kernel):
             for dtype in (np.float32, np.float64):
                 a = tt.from_numpy(rng.uniform(-1, 1, (m, k)).astype(dtype))
                 b = tt.from_numpy(rng.uniform(-1, 1, (k, n)).astype(dtype))
-                results = []
-                for threads in (1, 2):
-                    tt.set_num_threads(threads)
-                    results.append((a @ b).numpy())
-                assert np.array_equal(results[0], results[1]), (m, n, k, dtype)
+                a_columns = tt.from_numpy(np.ascontiguousarray(a.numpy().T)).T  # A column-major (x.T @ g)
+                for left in (a, a_columns):
+                    results = []
+                    for threads in (1, 2):
+                        tt.set_num_threads(threads)
+                        results.append((left @ b).numpy())
+                    assert np.array_equal(results[0], results[1]), (m, n, k, dtype, left.stride())
     finally:
         lib.tt_gemm_set_kernel(ffi.NULL)
         tt.set_num_threads(before)
