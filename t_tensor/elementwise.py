@@ -987,6 +987,13 @@ def clamp(input: Any, min: Any = None, max: Any = None, *, out: Any = None) -> A
     >>> tt.clamp(tt.tensor([1, 5, 9]), 2, 6).tolist(), tt.clamp(tt.tensor([1, 5, 9]), max=4.5).tolist()
     ([2, 5, 6], [1.0, 4.5, 4.5])
     """
+    if out is None and isinstance(input, TensorImpl) and (min is not None or max is not None) and (
+            _plain_float_bound(min, input._dtype) and _plain_float_bound(max, input._dtype)):
+        # a float tensor and Python numbers it holds: the checks below would pass and keep its
+        # dtype, so straight to the one-call path (4-element clamp(0, 1): ~4.1 -> ~1.5 us)
+        result = _fast_clamp_to_numbers(input, min, max)
+        if result is not None:
+            return result
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
     if not isinstance(input, TensorImpl):
@@ -1013,12 +1020,30 @@ def clamp(input: Any, min: Any = None, max: Any = None, *, out: Any = None) -> A
     return ternary("clamp", lib.TT_CLAMP, input, bounds[0], bounds[1], dtype, dtype, out)
 
 
+_FLOAT_MAX = {d: dtypes.finfo(d).max for d in (dtypes.float16, dtypes.float32, dtypes.float64)}
+
+
+def _plain_float_bound(value: Any, dtype: DType) -> bool:
+    """A clamp bound that needs none of clamp's checks for a tensor of `dtype`: None, or a Python
+    int or float (not bool) that a float `dtype` holds (what ``_check_scalar_converts`` accepts,
+    without the error cases, which the general path raises)."""
+    if value is None:
+        return True
+    limit = _FLOAT_MAX.get(dtype)
+    if limit is None:
+        return False
+    if type(value) is int:
+        return _INT64_MIN <= value <= _INT64_MAX and -limit <= value <= limit
+    return type(value) is float and not (_math.isfinite(value) and _builtins.abs(value) > limit)
+
+
 def _fast_clamp_to_numbers(input: TensorImpl, low: Any, high: Any) -> Any:
     """``clamp`` of a dense tensor to Python numbers (checked, of the tensor's dtype), not
     recording, in one C call without the general path's broadcasting: the scalar kernel of
     ``maximum`` or ``minimum`` for one bound, the ternary kernel with both bounds broadcast for
     two (one pass: a (256, 512) float32 clamp went from 27 to 12 us, a 4-element one from 5.2 to
-    4.7). None to take the general path."""
+    4.7; with clamp's checks skipped for plain float bounds, ``_plain_float_bound``, ~1.5). None to
+    take the general path."""
     if low is None:
         return _fast_scalar("clamp_max", input, high, 0)
     if high is None:

@@ -1644,3 +1644,15 @@ def test_isclose_errors(case):
     arrays, kwargs, exception, match = case
     helper_test_exception(arrays, lambda x, y: tt.isclose(x, y, **kwargs),
                           lambda x, y: torch.isclose(x, y, **kwargs), exception=exception, match=match)
+
+
+@pytest.mark.parametrize("dtype, low, high, match", [
+    (np.float16, 0, 70000, "70000 cannot be converted to type float16 without overflow"),
+    (np.float16, 0, 70000.0, "70000.0 cannot be converted to type float16 without overflow"),
+    (np.float32, 0, 1e39, "1e\\+39 cannot be converted to type float32 without overflow"),
+    (np.float32, -(2**70), 1.0, "does not fit in int64"),
+])
+def test_clamp_refuses_numbers_the_dtype_cannot_hold(dtype, low, high, match):
+    # clamp's one-call path for Python-number bounds takes only bounds the tensor's dtype holds;
+    # the others get the general path's error, as PyTorch refuses them
+    helper_test_exception([np.ones(3, dtype)], lambda x: x.clamp(low, high), exception=RuntimeError, match=match)
