@@ -50,6 +50,7 @@ from t_tensor.views import broadcast_tensors
 
 _prod = math.prod
 _copy_strided = lib.tt_copy_strided
+_join_contiguous = lib.tt_join_contiguous
 
 if TYPE_CHECKING:
     from t_tensor.tensor import Tensor
@@ -241,9 +242,10 @@ def _fast_join(tensors: Sequence[Any], dim: Any, new_axis: bool) -> Any:
     checks and views: contiguous, non-empty tensors of one type and dtype, with nothing to
     record, shapes that fit (equal, or for cat equal but along ``dim``), and ``dim`` a plain int
     in range. Each input is then one block of ``inner`` elements per index of the dimensions
-    before ``dim``, and is copied into its column of blocks of the result by one C call. None
-    for the general path (which also raises the errors). Two 4-element tensors: cat 9.4 -> 4.2
-    us, stack 15.6 -> 3.6."""
+    before ``dim``, and all are copied into their columns of blocks of the result by one C call
+    (``tt_join_contiguous``). None for the general path (which also raises the errors). Two
+    4-element tensors: cat 9.4 -> 4.2 us, stack 15.6 -> 3.6 (one C call per input); 64 of 10
+    elements: stack 43 -> ~10 us with the one call (torch 7)."""
     if not tensors or type(dim) is not int:
         return None
     first = tensors[0]
@@ -268,8 +270,8 @@ def _fast_join(tensors: Sequence[Any], dim: Any, new_axis: bool) -> Any:
         out_shape = (*shape[:d], len(tensors), *shape[d:])
     else:
         rest = (shape[:d], shape[d + 1 :])
-        for t in tensors:
-            if len(t._shape) != ndim or (t._shape[:d], t._shape[d + 1 :]) != rest:
+        for t in tensors:   # an equal shape (the common case) needs no slicing
+            if t._shape != shape and (len(t._shape) != ndim or (t._shape[:d], t._shape[d + 1 :]) != rest):
                 return None
         along = [t._shape[d] for t in tensors]
         out_shape = (*shape[:d], sum(along), *shape[d + 1 :])
@@ -277,15 +279,11 @@ def _fast_join(tensors: Sequence[Any], dim: Any, new_axis: bool) -> Any:
         return None
     outer, inner = _prod(out_shape[:d]), _prod(out_shape[d + 1 :])
     result = kind._empty(out_shape, dtype, "stack" if new_axis else "cat")
-    row, code, size = out_shape[d] * inner, dtype.code, dtype.itemsize
-    address, column = result._storage._data, 0
-    for t, count in zip(tensors, along, strict=True):
-        block = count * inner
-        status = _copy_strided(2, (outer, block), t._storage._data + t._offset * size, (block, 1), code,
-                               address + column * size, (row, 1), code)
-        if status:
-            check(status, "stack" if new_axis else "cat")
-        column += block
+    size = dtype.itemsize
+    status = _join_contiguous(len(tensors), [t._storage._data + t._offset * size for t in tensors],
+                              [count * inner for count in along], outer, dtype.code, result._storage._data)
+    if status:
+        check(status, "stack" if new_axis else "cat")
     return result
 
 

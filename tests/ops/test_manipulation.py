@@ -174,6 +174,42 @@ def test_cat_skips_empty_1d_and_promotes():
     assert tt.cat([tt.zeros(0, dtype=tt.int8), tt.zeros(0, dtype=tt.uint8)], dim=5).dtype is tt.int16
 
 
+@pytest.mark.parametrize("join, dim, shapes", [
+    ("stack", 0, [(3, 64, 64)] * 64),           # 3 MiB: the join is split over the threads
+    ("stack", 2, [(5, 7)] * 9),                  # many rows, a one-element block each
+    ("cat", 1, [(4, 3), (4, 1), (4, 5)]),        # blocks of different widths in every row
+    ("cat", 0, [(10,)] * 64),
+    ("cat", -1, [(2, 300, 1000), (2, 300, 24)]),  # large and split, uneven blocks
+])
+def test_contiguous_join_matches_numpy(join, dim, shapes):
+    # cat and stack of contiguous tensors of one dtype: one C call for all inputs
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    got = getattr(tt, join)([tt.tensor(a) for a in arrays], dim=dim).numpy()
+    want = (np.stack if join == "stack" else np.concatenate)(arrays, axis=dim)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_join_contiguous_refuses_bad_arguments():
+    from t_tensor._capi import ffi, lib
+
+    out = tt.empty(8)
+    src = tt.ones(4)
+    addr, dst = src.data_ptr(), out.data_ptr()
+    code = tt.float32.code
+    assert lib.tt_join_contiguous(2, [addr, addr], [4, 4], 1, code, dst) == lib.TT_OK
+    assert out.tolist() == [1.0] * 8
+    assert lib.tt_join_contiguous(-1, [addr], [4], 1, code, dst) == lib.TT_ERR_INVALID_ARG
+    assert lib.tt_join_contiguous(1, [addr], [-4], 1, code, dst) == lib.TT_ERR_INVALID_ARG
+    assert lib.tt_join_contiguous(1, [0], [4], 1, code, dst) == lib.TT_ERR_INVALID_ARG   # NULL input
+    assert lib.tt_join_contiguous(1, [addr], [4], 1, code, 0) == lib.TT_ERR_INVALID_ARG  # NULL output
+    assert lib.tt_join_contiguous(1, ffi.NULL, ffi.NULL, 1, code, dst) == lib.TT_ERR_INVALID_ARG
+    assert lib.tt_join_contiguous(1, [addr], [4], 1, 99, dst) == lib.TT_ERR_UNSUPPORTED_DTYPE
+    assert lib.tt_join_contiguous(2, [addr, addr], [1 << 62, 1 << 62], 1, code, dst) == lib.TT_ERR_OVERFLOW
+    assert lib.tt_join_contiguous(2, [addr, addr], [1 << 40, 1 << 40], 1 << 30, code, dst) == lib.TT_ERR_OVERFLOW
+    assert lib.tt_join_contiguous(1, [0], [0], 5, code, dst) == lib.TT_OK                # empty blocks
+
+
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(data=st.data())
 def test_stack_matches_torch(data):

@@ -9,6 +9,9 @@
  * the output with an odometer over the outer dims and a tight inner loop over the last one:
  * dst advances by its stride, src reads at row base + offset[j]. The cost is one table lookup
  * per element, the same for flip, roll, tile, repeat, repeat_interleave and the pads.
+ *
+ * tt_join_contiguous is cat and stack of contiguous inputs: one memcpy per (row, input) block,
+ * all from one call (64 small tensors took 64 calls from Python before, ~45 us against torch's 7).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +19,7 @@
 
 #include "tt/tt.h"
 #include "tt/kernels/manipulation.h"
+#include "tt/kernels/parallel.h"
 
 /* (bits, storage type) for each element size a dtype can have. */
 #define ELEMENT_SIZES(X) X(8, uint8_t) X(16, uint16_t) X(32, uint32_t) X(64, uint64_t)
@@ -248,5 +252,69 @@ tt_status tt_triangle(int ndim, const int64_t *shape,
             break;
         }
     }
+    return TT_OK;
+}
+
+/* ------------------------------------------------------------------ joining (cat, stack) */
+
+/* Joins below this many bytes run on the calling thread. */
+#define JOIN_PARALLEL_BYTES ((int64_t)1 << 20)
+
+typedef struct join_job {
+    int64_t count, row;          /* inputs; elements of a dst row */
+    const uintptr_t *srcs;
+    const int64_t *blocks, *columns; /* each input's block, and where it starts in a row */
+    size_t itemsize;
+    char *dst;
+} join_job;
+
+/* Items [begin, end): item = row * count + input, in dst's memory order. */
+static void join_items(int64_t begin, int64_t end, void *ctx) {
+    const join_job *job = ctx;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t j = it / job->count, i = it % job->count;
+        const int64_t block = job->blocks[i];
+        if (block > 0) {
+            memcpy(job->dst + (size_t)(j * job->row + job->columns[i]) * job->itemsize,
+                   (const char *)job->srcs[i] + (size_t)(j * block) * job->itemsize, (size_t)block * job->itemsize);
+        }
+    }
+}
+
+tt_status tt_join_contiguous(int64_t count, const uintptr_t *srcs, const int64_t *blocks, int64_t outer,
+                             int dtype, uintptr_t dst) {
+    if (dtype < 0 || dtype >= TT_NUM_DTYPES) {
+        return TT_ERR_UNSUPPORTED_DTYPE;
+    }
+    if (count < 0 || outer < 0 || (count > 0 && (srcs == NULL || blocks == NULL))) {
+        return TT_ERR_INVALID_ARG;
+    }
+    const size_t itemsize = tt_dtype_itemsize(dtype);
+    int64_t *columns = malloc((size_t)(count > 0 ? count : 1) * sizeof(int64_t));
+    if (columns == NULL) {
+        return TT_ERR_NOMEM;
+    }
+    int64_t row = 0;
+    for (int64_t i = 0; i < count; i++) {
+        if (blocks[i] < 0 || (blocks[i] > 0 && srcs[i] == 0) || row > INT64_MAX - blocks[i]) {
+            free(columns);
+            return blocks[i] < 0 || srcs[i] == 0 ? TT_ERR_INVALID_ARG : TT_ERR_OVERFLOW;
+        }
+        columns[i] = row;
+        row += blocks[i];
+    }
+    if (row > 0 && outer > 0 && (dst == 0 || outer > INT64_MAX / row || outer * row > INT64_MAX / (int64_t)itemsize ||
+                                 count > INT64_MAX / outer)) {
+        free(columns);
+        return dst == 0 ? TT_ERR_INVALID_ARG : TT_ERR_OVERFLOW;
+    }
+    if (row > 0 && outer > 0) {
+        join_job job = {count, row, srcs, blocks, columns, itemsize, (char *)dst};
+        const int64_t items = outer * count, bytes = outer * row * (int64_t)itemsize;
+        /* about 256 KiB a chunk when the join is large enough to share */
+        const int64_t grain = bytes < JOIN_PARALLEL_BYTES ? items : (items * ((int64_t)1 << 18)) / bytes + 1;
+        tt_parallel_for(items, grain, join_items, &job);
+    }
+    free(columns);
     return TT_OK;
 }

@@ -1,6 +1,7 @@
 /*
  * kernels/manipulation.h: data-movement kernels of the manipulation family
- * (csrc/src/kernels/manipulation.c): flip, roll, tile, repeat, repeat_interleave, pad, tril/triu.
+ * (csrc/src/kernels/manipulation.c): flip, roll, tile, repeat, repeat_interleave, pad, tril/triu,
+ * and the joining behind cat and stack.
  *
  * Read verbatim by cffi after tt_api.h, so: plain declarations only, no #include, no #if.
  * C sources include it after "tt/tt.h".
@@ -28,3 +29,12 @@ tt_status tt_triangle(int ndim, const int64_t *shape,
                       uintptr_t src, const int64_t *src_strides,
                       uintptr_t dst, const int64_t *dst_strides,
                       int dtype, int64_t diagonal, int upper);
+
+/* cat and stack of contiguous inputs, all in one call: input i (count of them, at srcs[i]) is
+   `outer` blocks of blocks[i] elements one after the other, and block j of it goes to row j of
+   dst, a contiguous `outer` x (sum of blocks) array, at the column after the blocks of inputs
+   0..i-1. Bytes are moved (all of `dtype`, no conversion). dst must not overlap an input; a
+   block of 0 elements is skipped (its address may be 0). Large joins are split over the threads.
+   Borrows everything. */
+tt_status tt_join_contiguous(int64_t count, const uintptr_t *srcs, const int64_t *blocks, int64_t outer,
+                             int dtype, uintptr_t dst);
