@@ -623,7 +623,7 @@ def _check_scalar_converts(value: Any, dtype: DType, fn: str) -> None:
         low = -info.max if dtype.kind == "u" else info.min
         fits = low <= value <= info.max
     else:
-        fits = not (_math.isfinite(value) and _builtins.abs(value) > dtypes.finfo(dtype).max)
+        fits = _float_holds(value, _FLOAT_MAX[dtype])
     if not fits:
         raise RuntimeError(f"{fn}: value {value} cannot be converted to type {dtype.name} without overflow")
 
@@ -1023,18 +1023,22 @@ def clamp(input: Any, min: Any = None, max: Any = None, *, out: Any = None) -> A
 _FLOAT_MAX = {d: dtypes.finfo(d).max for d in (dtypes.float16, dtypes.float32, dtypes.float64)}
 
 
+def _float_holds(value: Any, limit: float) -> bool:
+    """A float dtype whose largest finite value is `limit` holds the number `value` (an int within
+    int64): inf and NaN pass, a finite value beyond the range does not (c10's ``overflows``)."""
+    return not (_math.isfinite(value) and _builtins.abs(value) > limit)
+
+
 def _plain_float_bound(value: Any, dtype: DType) -> bool:
     """A clamp bound that needs none of clamp's checks for a tensor of `dtype`: None, or a Python
-    int or float (not bool) that a float `dtype` holds (what ``_check_scalar_converts`` accepts,
-    without the error cases, which the general path raises)."""
+    int or float (not bool) that a float `dtype` holds: what ``_check_scalar_converts`` accepts,
+    by the same rule; the refused ones take the general path, which raises."""
     if value is None:
         return True
     limit = _FLOAT_MAX.get(dtype)
-    if limit is None:
+    if limit is None or (type(value) is int and not _INT64_MIN <= value <= _INT64_MAX):
         return False
-    if type(value) is int:
-        return _INT64_MIN <= value <= _INT64_MAX and -limit <= value <= limit
-    return type(value) is float and not (_math.isfinite(value) and _builtins.abs(value) > limit)
+    return (type(value) is int or type(value) is float) and _float_holds(value, limit)
 
 
 def _fast_clamp_to_numbers(input: TensorImpl, low: Any, high: Any) -> Any:

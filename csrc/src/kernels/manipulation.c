@@ -296,9 +296,13 @@ tt_status tt_join_contiguous(int64_t count, const uintptr_t *srcs, const int64_t
     }
     int64_t row = 0;
     for (int64_t i = 0; i < count; i++) {
-        if (blocks[i] < 0 || (blocks[i] > 0 && srcs[i] == 0) || row > INT64_MAX - blocks[i]) {
+        if (blocks[i] < 0 || (blocks[i] > 0 && srcs[i] == 0)) {
             free(columns);
-            return blocks[i] < 0 || srcs[i] == 0 ? TT_ERR_INVALID_ARG : TT_ERR_OVERFLOW;
+            return TT_ERR_INVALID_ARG;
+        }
+        if (row > INT64_MAX - blocks[i]) {
+            free(columns);
+            return TT_ERR_OVERFLOW;
         }
         columns[i] = row;
         row += blocks[i];
