@@ -6,7 +6,9 @@
  * any read or write past an edge: padding wider than the input, strides with gaps and strides of
  * 0, many channels (several column blocks in conv.c, the last one partial), dilation, ceil-mode
  * windows. Convolution and max/avg pooling are also compared with a naive loop written from the
- * definition, and bad arguments must come back as error statuses.
+ * definition, and bad arguments must come back as error statuses. A float32 run covers the direct
+ * kernels (stride and dilation 1, groups 1), once for every GEMM kernel this CPU can run, since
+ * each GEMM kernel has its own direct convolution (or none: im2col).
  */
 #include <math.h>
 #include <stdint.h>
@@ -14,6 +16,7 @@
 
 #include "check.h"
 #include "tt/kernels/conv.h"
+#include "tt/kernels/matmul.h"
 #include "tt/kernels/pool.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -99,6 +102,70 @@ static void test_conv_random(void) {
         CHECK(worst == 0, "conv2d trial %d: off by %g (values are exact in double)", trial, worst);
         free(x.data);
         free(wt.data);
+        free(bias);
+        free(out);
+    }
+}
+
+/* float32 convolutions shaped for the direct kernels (groups 1, stride and dilation 1, rows of 8
+   or more outputs), with the input, weights and bias at exactly the size they reach. Inputs are
+   quarters in [-2, 2], so every sum is exact in float32 and must equal the double reference. */
+static void test_conv_direct_float32(const char *kernel) {
+    for (int trial = 0; trial < 60; trial++) {
+        const int64_t cin = trial % 20 == 0 ? 17 : draw(1, 4), cout = draw(1, 19);
+        const int64_t kh = draw(1, 5), kw = draw(1, 5), ph = draw(0, kh - 1), pw = draw(0, kw - 1);
+        const int64_t n = draw(1, 2), h = draw(1, 6), w = draw(kw, trial % 10 == 0 ? 90 : 40);
+        const int64_t oh = h + 2 * ph - kh + 1, ow = w + 2 * pw - kw + 1;
+        if (oh < 1 || ow < 1) {
+            continue;
+        }
+        strided xd = make_input(n, cin, h, w), wd = make_input(cout, cin, kh, kw);
+        int64_t x_reach = 1, w_reach = 1;
+        for (int d = 0; d < 4; d++) {
+            x_reach += (xd.shape[d] - 1) * xd.strides[d];
+            w_reach += (wd.shape[d] - 1) * wd.strides[d];
+        }
+        float *x = malloc((size_t)x_reach * sizeof(float)), *wt = malloc((size_t)w_reach * sizeof(float));
+        float *bias = malloc((size_t)cout * sizeof(float)), *out = malloc((size_t)(n * cout * oh * ow) * sizeof(float));
+        for (int64_t i = 0; i < x_reach; i++) {
+            x[i] = (float)xd.data[i];
+        }
+        for (int64_t i = 0; i < w_reach; i++) {
+            wt[i] = (float)wd.data[i];
+        }
+        for (int64_t i = 0; i < cout; i++) {
+            bias[i] = (float)draw(-4, 4);
+        }
+        const int64_t one[2] = {1, 1}, padding[2] = {ph, pw}, out_size[2] = {oh, ow};
+        CHECK_STATUS(tt_conv2d(TT_FLOAT32, xd.shape, (uintptr_t)x, xd.strides, wd.shape, (uintptr_t)wt, wd.strides,
+                               (uintptr_t)bias, 1, one, padding, one, 1, out_size, (uintptr_t)out),
+                     TT_OK, "conv2d float32");
+        double worst = 0;
+        for (int64_t b = 0; b < n; b++) {
+            for (int64_t co = 0; co < cout; co++) {
+                for (int64_t oy = 0; oy < oh; oy++) {
+                    for (int64_t ox = 0; ox < ow; ox++) {
+                        double sum = bias[co];
+                        for (int64_t ci = 0; ci < cin; ci++) {
+                            for (int64_t ky = 0; ky < kh; ky++) {
+                                for (int64_t kx = 0; kx < kw; kx++) {
+                                    const int64_t iy = oy - ph + ky, ix = ox - pw + kx;
+                                    if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
+                                        sum += at(&xd, b, ci, iy, ix) * at(&wd, co, ci, ky, kx);
+                                    }
+                                }
+                            }
+                        }
+                        worst = fmax(worst, fabs(out[((b * cout + co) * oh + oy) * ow + ox] - sum));
+                    }
+                }
+            }
+        }
+        CHECK(worst == 0, "conv2d float32 (%s) trial %d: off by %g (the sums are exact)", kernel, trial, worst);
+        free(xd.data);
+        free(wd.data);
+        free(x);
+        free(wt);
         free(bias);
         free(out);
     }
@@ -191,6 +258,13 @@ static void test_bad_arguments(void) {
 
 int main(void) {
     test_conv_random();
+    const char *const kernels[] = {"generic", "avx2", "avx512"};
+    for (int k = 0; k < 3; k++) {
+        if (tt_gemm_set_kernel(kernels[k]) == TT_OK) {   /* refused when the CPU lacks it */
+            test_conv_direct_float32(kernels[k]);
+        }
+    }
+    tt_gemm_set_kernel(NULL);
     test_pool_random();
     test_bad_arguments();
     return check_report("test_conv");

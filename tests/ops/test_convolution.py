@@ -601,10 +601,12 @@ def test_conv_blocking_edges_on_every_micro_kernel(kernel, threads, dtype):
 
 
 # ---------------------------------------------------------------------- the direct kernels
-# float32, stride and dilation 1, when the GEMM runs its AVX-512 kernel (the im2col path on any
-# other kernel; both must match torch):
+# float32, stride and dilation 1, when the GEMM runs its AVX-512 kernel (the im2col path on the
+# generic kernel; all must match torch):
 # * groups 1 with at most 160 taps per window: conv.c's direct kernel (16 output channels in
-#   registers, masked loads at the borders);
+#   registers, masked loads at the borders); with the AVX2 GEMM kernel, its AVX2 direct kernel
+#   (4 channels x 24 columns, zero-padded row copies; 3-, 2- and 1-vector last segments), while a
+#   unit's row copies fit its buffer;
 # * depthwise (groups == C_in, any channel multiplier): conv.c's depthwise kernel (16-column chunks
 #   of each output row);
 # * groups 1 with an output plane of at most 16 positions whose zero-padded input plane fits 32
@@ -625,6 +627,8 @@ DIRECT_CASES = [
     ((1, 6, 9, 17), (16, 6, 5, 5), 0, 1),        # 150 taps
     ((1, 10, 3, 24), (3, 10, 4, 4), (1, 2), 1),  # the 160-tap limit
     ((1, 161, 2, 9), (4, 161, 1, 1), 0, 1),      # one past it: im2col
+    ((2, 3, 5, 26), (9, 3, 3, 3), 0, 1),         # one full 24-column AVX2 segment, blocks of 4, 4, 1
+    ((1, 16, 4, 700), (5, 16, 3, 3), 1, 1),      # 16 x 3 rows of 706 floats: past the AVX2 buffer, im2col
     # depthwise
     ((2, 4, 9, 37), (4, 1, 3, 3), 1, 4),
     ((1, 3, 6, 70), (6, 1, 5, 5), 2, 3),

@@ -357,7 +357,8 @@ CONV_DTYPES(DEFINE_CONV)
    touched) and multiplies it into all 16 channels with their broadcast weight. The weights are
    repacked as [channel block][tap][16 channels] (zeros past c_out), the bias starts the sums.
    Taken for float32, groups == 1, stride and dilation 1, unit column stride, when the float GEMM
-   runs its AVX-512 kernel (so forcing another GEMM kernel also tests the im2col path). */
+   runs its AVX-512 kernel (the AVX2 GEMM kernel has a direct kernel of its own, below; forcing the
+   generic one tests the im2col path). */
 #define DIRECT_MAX_TAPS 160
 #define DIRECT_CO 16
 
@@ -373,10 +374,15 @@ static int direct_applies(const conv_geom *g) {
 typedef struct direct_job {
     const conv_geom *g;
     const float *x;
-    const float *wpad;   /* [block][tap][16] */
-    const float *bpad;   /* [block][16] */
+    const float *wpad;   /* [block][tap][co] */
+    const float *bpad;   /* [block][co] */
     float *out;
-    int64_t blocks;      /* channel blocks of 16 */
+    int64_t blocks;      /* channel blocks of co: DIRECT_CO (AVX-512) or DIRECT2_CO (AVX2) */
+    /* AVX2 only: each worker's zero-padded copies of the input rows one output row reads */
+    int64_t pitch;       /* floats per padded row */
+    float *rows;         /* workers x (cin_g * kh * pitch) */
+    int64_t workers;
+    atomic_uint_fast64_t slots;   /* free list of the row buffers */
 } direct_job;
 
 /* Lanes l < width of row[ix0 + l] into *v, zero where the column ix0 + l is outside [0, w);
@@ -442,6 +448,156 @@ __attribute__((target("avx512f"))) static void direct_rows(int64_t begin, int64_
             }
         }
     }
+}
+
+/* The direct kernel for AVX2 (taken when the GEMM runs its AVX2 kernel, with the same limits as
+   the AVX-512 one). AVX2 has 16 registers of 8 floats, too few for 16 channels: a block is
+   DIRECT2_CO = 4 output channels x 24 output columns (three vectors), 12 accumulators, and each
+   tap costs 3 loads of input, 4 broadcasts of a weight and 12 FMAs (the GEMM's 6 x 16 kernel
+   needs 8 loads for its 12). Four channels pad no common channel count (16 output channels are
+   four blocks; six-channel blocks would compute 18). A row's last columns take 3, 2 or 1 vectors.
+   AVX2 has no cheap masked or expanding loads, so a unit (image, output row) first copies the
+   input rows its windows read (each input channel, each window row inside the image) into a
+   zero-padded buffer of `pitch` floats a row: padding columns and the slack past the row's end
+   read as zeros, and the tap loop is plain unaligned loads with no border test. The buffer
+   serves every channel block of the unit. 3-wide windows get their own copy of the tap loop
+   with kx unrolled. */
+#define DIRECT2_CO 4
+#define DIRECT2_V 3
+/* A worker's row buffer holds at most this many floats (it should stay in L1/L2), else im2col. */
+#define DIRECT2_MAX_ROW_FLOATS ((int64_t)1 << 15)
+
+/* Floats per padded row: the output row rounded up to whole vectors, plus the window's reach. */
+static int64_t direct2_pitch(const conv_geom *g) { return (g->ow + 7) / 8 * 8 + g->kw - 1; }
+
+static int direct2_applies(const conv_geom *g) {
+    return g->groups == 1 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 && g->xs[3] == 1
+           && g->cin_g * g->kh * g->kw <= DIRECT_MAX_TAPS && g->ow >= 8
+           && g->cin_g * g->kh * direct2_pitch(g) <= DIRECT2_MAX_ROW_FLOATS
+           && strcmp(tt_gemm_kernel_name(), "avx2") == 0;
+}
+
+/* Input row iy of (image b, channel ci) into dst[0..pitch): dst[pw + i] = x[.., iy, i], zeros
+   around it. pitch >= pw + w always holds for a stride-1 convolution (ow = w + 2 pw - kw + 1). */
+static void direct2_fill_row(const conv_geom *g, const float *x, int64_t b, int64_t ci, int64_t iy,
+                             int64_t pitch, float *dst) {
+    const float *src = x + b * g->xs[0] + ci * g->xs[1] + iy * g->xs[2];
+    memset(dst, 0, (size_t)g->pw * sizeof(float));
+    memcpy(dst + g->pw, src, (size_t)g->w * sizeof(float));
+    memset(dst + g->pw + g->w, 0, (size_t)(pitch - g->pw - g->w) * sizeof(float));
+}
+
+/* One block of DIRECT2_CO channels x V vectors of columns: bias plus every tap, from the padded
+   rows (already offset to the segment's first column), stored into `width` columns of the first
+   `channels` output planes at ob. Inlined with constant V (and KW = 3 for 3-wide windows), so
+   every loop over acc unrolls and acc lives in registers. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void direct2_block(
+    const conv_geom *g, const float *rows, int64_t pitch, int64_t ky0, int64_t ky1, const float *wb,
+    const float *bb, float *ob, int64_t P, int64_t width, int64_t channels, const int V, const int64_t KW) {
+    __m256 acc[DIRECT2_CO * DIRECT2_V];
+#pragma GCC unroll 4
+    for (int c = 0; c < DIRECT2_CO; c++) {
+#pragma GCC unroll 3
+        for (int v = 0; v < V; v++) {
+            acc[c * DIRECT2_V + v] = _mm256_broadcast_ss(bb + c);
+        }
+    }
+    for (int64_t ci = 0; ci < g->cin_g; ci++) {
+        for (int64_t ky = ky0; ky < ky1; ky++) {
+            const float *row = rows + (ci * g->kh + ky) * pitch;
+            const float *wt = wb + (ci * g->kh + ky) * KW * DIRECT2_CO;
+#pragma GCC unroll 1
+            for (int64_t kx = 0; kx < KW; kx++, wt += DIRECT2_CO) {
+                __m256 in[DIRECT2_V];
+#pragma GCC unroll 3
+                for (int v = 0; v < V; v++) {
+                    in[v] = _mm256_loadu_ps(row + kx + 8 * v);
+                }
+#pragma GCC unroll 4
+                for (int c = 0; c < DIRECT2_CO; c++) {
+                    const __m256 wc = _mm256_broadcast_ss(wt + c);
+#pragma GCC unroll 3
+                    for (int v = 0; v < V; v++) {
+                        acc[c * DIRECT2_V + v] = _mm256_fmadd_ps(in[v], wc, acc[c * DIRECT2_V + v]);
+                    }
+                }
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int c = 0; c < DIRECT2_CO; c++) {
+        if (c < channels) {
+            float *dst = ob + c * P;
+            if (width == 8 * V) {
+#pragma GCC unroll 3
+                for (int v = 0; v < V; v++) {
+                    _mm256_storeu_ps(dst + 8 * v, acc[c * DIRECT2_V + v]);
+                }
+            } else {   /* the row's last, partial vector */
+                float tail[8 * DIRECT2_V];
+#pragma GCC unroll 3
+                for (int v = 0; v < V; v++) {
+                    _mm256_storeu_ps(tail + 8 * v, acc[c * DIRECT2_V + v]);
+                }
+                memcpy(dst, tail, (size_t)width * sizeof(float));
+            }
+        }
+    }
+}
+
+/* The block for the columns [x0, x0 + width): 3, 2 or 1 vectors, kx unrolled for 3-wide windows. */
+__attribute__((target("avx2,fma"))) static void direct2_segment(const conv_geom *g, const float *rows, int64_t pitch,
+                                                                int64_t ky0, int64_t ky1, const float *wb,
+                                                                const float *bb, float *ob, int64_t P,
+                                                                int64_t width, int64_t channels) {
+    const int vectors = (int)((width + 7) / 8);
+    if (g->kw == 3) {
+        if (vectors == 3) {
+            direct2_block(g, rows, pitch, ky0, ky1, wb, bb, ob, P, width, channels, 3, 3);
+        } else if (vectors == 2) {
+            direct2_block(g, rows, pitch, ky0, ky1, wb, bb, ob, P, width, channels, 2, 3);
+        } else {
+            direct2_block(g, rows, pitch, ky0, ky1, wb, bb, ob, P, width, channels, 1, 3);
+        }
+    } else if (vectors == 3) {
+        direct2_block(g, rows, pitch, ky0, ky1, wb, bb, ob, P, width, channels, 3, g->kw);
+    } else if (vectors == 2) {
+        direct2_block(g, rows, pitch, ky0, ky1, wb, bb, ob, P, width, channels, 2, g->kw);
+    } else {
+        direct2_block(g, rows, pitch, ky0, ky1, wb, bb, ob, P, width, channels, 1, g->kw);
+    }
+}
+
+/* Units are (image, output row). */
+static void direct_rows_avx2(int64_t begin, int64_t end, void *ctx) {
+    direct_job *j = ctx;
+    const conv_geom *g = j->g;
+    const int64_t taps = g->cin_g * g->kh * g->kw, P = g->oh * g->ow, pitch = j->pitch;
+    const int64_t cols = 8 * DIRECT2_V;
+    const int slot = tt_slot_take(&j->slots, j->workers);
+    float *rows = j->rows + slot * g->cin_g * g->kh * pitch;
+    for (int64_t u = begin; u < end; u++) {
+        const int64_t y = u % g->oh, b = u / g->oh;
+        /* the window rows inside the image: ky in [ky0, ky1); none without an input */
+        const int64_t ky0 = g->ph - y > 0 ? g->ph - y : 0;
+        const int64_t ky1 = j->x == NULL ? ky0 : g->h + g->ph - y < g->kh ? g->h + g->ph - y : g->kh;
+        for (int64_t ci = 0; ci < g->cin_g; ci++) {
+            for (int64_t ky = ky0; ky < ky1; ky++) {
+                direct2_fill_row(g, j->x, b, ci, y - g->ph + ky, pitch, rows + (ci * g->kh + ky) * pitch);
+            }
+        }
+        for (int64_t cb = 0; cb < j->blocks; cb++) {
+            const float *wb = j->wpad + cb * taps * DIRECT2_CO, *bb = j->bpad + cb * DIRECT2_CO;
+            const int64_t channels =
+                g->c_out - cb * DIRECT2_CO < DIRECT2_CO ? g->c_out - cb * DIRECT2_CO : DIRECT2_CO;
+            float *ob = j->out + (b * g->c_out + cb * DIRECT2_CO) * P + y * g->ow;
+            for (int64_t x0 = 0; x0 < g->ow; x0 += cols) {
+                const int64_t width = g->ow - x0 < cols ? g->ow - x0 : cols;
+                direct2_segment(g, rows + x0, pitch, ky0, ky1, wb, bb, ob + x0, P, width, channels);
+            }
+        }
+    }
+    tt_slot_give(&j->slots, slot);
 }
 
 /* Tiny planes (an output plane of at most 16 positions, stride 1, dilation 1: the 4 x 4 and 2 x 2
@@ -696,33 +852,56 @@ tt_status tt_conv2d_plane_weight_grad(const float *x, const int64_t *x_shape, co
     return TT_OK;
 }
 
-/* The direct kernel (rows, or whole planes when `planes`). */
+/* The direct kernels' three layouts: AVX-512 rows and tiny planes (16-channel blocks), AVX2 rows
+   (6-channel blocks). */
+enum { DIRECT_ROWS = 0, DIRECT_PLANES = 1, DIRECT_ROWS_AVX2 = 2 };
+
+/* A direct kernel: the weights (and bias) repacked as [block][tap][co channels], zeros past c_out. */
 static tt_status conv_direct_float32(const conv_geom *g, const float *x, const float *w, const float *bias,
-                                     float *out, int planes) {
-    const int64_t taps = g->cin_g * g->kh * g->kw, blocks = (g->c_out + DIRECT_CO - 1) / DIRECT_CO;
-    float *wpad = calloc((size_t)(blocks * (taps + 1) * DIRECT_CO), sizeof(float));
+                                     float *out, int layout) {
+    const int64_t co_block = layout == DIRECT_ROWS_AVX2 ? DIRECT2_CO : DIRECT_CO;
+    const int64_t taps = g->cin_g * g->kh * g->kw, blocks = (g->c_out + co_block - 1) / co_block;
+    direct_job job = {.g = g, .x = x, .out = out, .blocks = blocks};
+    int64_t row_floats = 0;
+    if (layout == DIRECT_ROWS_AVX2) {
+        job.pitch = direct2_pitch(g);
+        job.workers = tt_get_num_threads() < 64 ? tt_get_num_threads() : 64;   /* the slot mask's width */
+        row_floats = g->cin_g * g->kh * job.pitch;
+        atomic_init(&job.slots, 0);
+    }
+    float *wpad = calloc((size_t)(blocks * (taps + 1) * co_block + job.workers * row_floats), sizeof(float));
     if (wpad == NULL) {
         return TT_ERR_NOMEM;
     }
-    float *bpad = wpad + blocks * taps * DIRECT_CO;
+    float *bpad = wpad + blocks * taps * co_block;
     for (int64_t co = 0; co < g->c_out; co++) {
-        float *wc = wpad + (co / DIRECT_CO) * taps * DIRECT_CO + co % DIRECT_CO;
+        float *wc = wpad + (co / co_block) * taps * co_block + co % co_block;
         for (int64_t ci = 0; ci < g->cin_g; ci++) {
             for (int64_t ky = 0; ky < g->kh; ky++) {
                 for (int64_t kx = 0; kx < g->kw; kx++) {
                     const int64_t t = (ci * g->kh + ky) * g->kw + kx;
-                    wc[t * DIRECT_CO] = w[co * g->ws[0] + ci * g->ws[1] + ky * g->ws[2] + kx * g->ws[3]];
+                    wc[t * co_block] = w[co * g->ws[0] + ci * g->ws[1] + ky * g->ws[2] + kx * g->ws[3]];
                 }
             }
         }
-        bpad[(co / DIRECT_CO) * DIRECT_CO + co % DIRECT_CO] = bias != NULL ? bias[co * g->bs] : 0.0f;
+        bpad[(co / co_block) * co_block + co % co_block] = bias != NULL ? bias[co * g->bs] : 0.0f;
     }
-    direct_job job = {g, x, wpad, bpad, out, blocks};
-    const int64_t units = g->n * blocks * (planes ? 1 : g->oh);
+    job.wpad = wpad;
+    job.bpad = bpad;
+    job.rows = bpad + blocks * co_block;
     /* about 2^16 multiply-adds per chunk, so small convolutions stay on one thread */
-    const int64_t per_unit = (planes ? 16 : g->ow) * taps * DIRECT_CO;
-    tt_parallel_for(units, ((int64_t)1 << 16) / (per_unit > 0 ? per_unit : 1) + 1, planes ? direct_planes : direct_rows,
-                    &job);
+    int64_t units, per_unit;
+    tt_parallel_fn task;
+    if (layout == DIRECT_ROWS_AVX2) {
+        units = g->n * g->oh;   /* every channel block of an output row: the rows are copied once */
+        per_unit = g->ow * taps * blocks * co_block;
+        task = direct_rows_avx2;
+    } else {
+        units = g->n * blocks * (layout == DIRECT_PLANES ? 1 : g->oh);
+        per_unit = (layout == DIRECT_PLANES ? 16 : g->ow) * taps * DIRECT_CO;
+        task = layout == DIRECT_PLANES ? direct_planes : direct_rows;
+    }
+    tt_parallel_for(units, ((int64_t)1 << 16) / (per_unit > 0 ? per_unit : 1) + 1, task, &job);
     free(wpad);
     return TT_OK;
 }
@@ -879,9 +1058,10 @@ tt_status tt_conv2d(int dtype,
         return TT_ERR_INVALID_ARG;
     }
 #if TT_HAVE_X86
-    if (dtype == TT_FLOAT32 && (direct_applies(&g) || plane_applies(&g))) {
+    if (dtype == TT_FLOAT32 && (direct_applies(&g) || plane_applies(&g) || direct2_applies(&g))) {
+        const int layout = direct_applies(&g) ? DIRECT_ROWS : plane_applies(&g) ? DIRECT_PLANES : DIRECT_ROWS_AVX2;
         return conv_direct_float32(&g, (const float *)x, (const float *)weight, (const float *)bias, (float *)out,
-                                   !direct_applies(&g));
+                                   layout);
     }
     if (dtype == TT_FLOAT32 && depthwise_applies(&g)) {
         return conv_depthwise_float32(&g, (const float *)x, (const float *)weight, (const float *)bias,
