@@ -781,7 +781,7 @@ WM_INLINE double wide_atan2(double y, double x) {
  * since erfc(2) = 0.0047. erf's measured maximum error is 1.55 ULP (tests/ops/test_wide_math.py).
  * float64 gelu (erf form) calls it too, in the eager and the fused kernels. */
 #define WD_ERF_P0 0x1.5990d95f8c2b3p-1   /* P's constant term */
-#define WD_2_SQRTPI 0x1.20dd750429b6dp+0 /* 2 / sqrt(pi) */
+#define WD_2_SQRTPI_M1 0x1.06eba8214db69p-3 /* 2 / sqrt(pi) - 1 */
 WM_INLINE double wide_erf(double x) {
     const double ax = fabs(x);
     /* |x|^2 = hi + lo exactly (|x| capped at 6, where erf is +-1 already, so that it cannot
@@ -813,10 +813,14 @@ WM_INLINE double wide_erf(double x) {
        without, 1.55 with) */
     const double w = q * u, s = WD_ERF_P0 + w, s_lo = (WD_ERF_P0 - s) + w; /* |w| < 0.3 < P0 */
     const double xs = x * s;
-    /* a subnormal x: erf x is x 2/sqrt(pi) to far below its last place, one rounded product as
-       the C library's (the correction's partial products would underflow, Dekker's split is then
-       not exact, and it cost a subnormal result 1 ULP) */
-    const double small = ax < 0x1p-1022 ? x * WD_2_SQRTPI : xs + (wd_product_error(x, s, xs) + x * s_lo);
+    /* a subnormal x: erf x is x 2/sqrt(pi) to far below its last place (the correction's partial
+       products would underflow, Dekker's split is then not exact, and it cost a subnormal result
+       1 ULP). Not the one rounded product x * (2/sqrt(pi)): the constant's own rounding error,
+       2^-53 relative, is up to half a subnormal ULP of the result (x = 1.902121462193863e-308 came
+       out 0.56 ULP off). x + x (2/sqrt(pi) - 1) instead: both terms lie on the 2^-1074 grid, so
+       the sum is exact and the only rounding is the small product's, half an ULP at most, as the
+       C library's 0.125 (8 x + x efx8). */
+    const double small = ax < 0x1p-1022 ? x + x * WD_2_SQRTPI_M1 : xs + (wd_product_error(x, s, xs) + x * s_lo);
     const double t = 1.0 / (y < 2.0 ? 2.0 : y), v = t * 6.0 - 2.0; /* finite for every x */
     /* G by Estrin's scheme (gL_i: node i of level L, which adds v^(2^L) times its right child):
        shorter dependency chains than Horner's, as accurate here */
