@@ -55,6 +55,26 @@ static double at(const strided *s, int64_t b, int64_t c, int64_t y, int64_t x) {
     return s->data[b * s->strides[0] + c * s->strides[1] + y * s->strides[2] + x * s->strides[3]];
 }
 
+/* One output element from the definition, in double: the bias plus every tap of the window
+   (input channels ci0.. of x, all of w's taps for output channel co) that lies inside the input. */
+static double conv_reference(const strided *x, const strided *w, double bias, int64_t b, int64_t co, int64_t ci0,
+                             int64_t oy, int64_t ox, const int64_t stride[2], const int64_t padding[2],
+                             const int64_t dilation[2]) {
+    double sum = bias;
+    for (int64_t ci = 0; ci < w->shape[1]; ci++) {
+        for (int64_t ky = 0; ky < w->shape[2]; ky++) {
+            for (int64_t kx = 0; kx < w->shape[3]; kx++) {
+                const int64_t iy = oy * stride[0] - padding[0] + ky * dilation[0];
+                const int64_t ix = ox * stride[1] - padding[1] + kx * dilation[1];
+                if (iy >= 0 && iy < x->shape[2] && ix >= 0 && ix < x->shape[3]) {
+                    sum += at(x, b, ci0 + ci, iy, ix) * at(w, co, ci, ky, kx);
+                }
+            }
+        }
+    }
+    return sum;
+}
+
 static void test_conv_random(void) {
     for (int trial = 0; trial < 200; trial++) {
         const int64_t groups = draw(1, 3), cin_g = trial % 50 == 0 ? 70 : draw(1, 3), m = draw(1, 3);
@@ -82,17 +102,8 @@ static void test_conv_random(void) {
             for (int64_t co = 0; co < groups * m; co++) {
                 for (int64_t oy = 0; oy < oh; oy++) {
                     for (int64_t ox = 0; ox < ow; ox++) {
-                        double sum = bias[co];
-                        for (int64_t ci = 0; ci < cin_g; ci++) {
-                            for (int64_t ky = 0; ky < kh; ky++) {
-                                for (int64_t kx = 0; kx < kw; kx++) {
-                                    int64_t iy = oy * sh - ph + ky * dh, ix = ox * sw - pw + kx * dw;
-                                    if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
-                                        sum += at(&x, b, (co / m) * cin_g + ci, iy, ix) * at(&wt, co, ci, ky, kx);
-                                    }
-                                }
-                            }
-                        }
+                        const double sum = conv_reference(&x, &wt, bias[co], b, co, (co / m) * cin_g, oy, ox, stride,
+                                                          padding, dilation);
                         double got = out[((b * groups * m + co) * oh + oy) * ow + ox];
                         worst = fmax(worst, fabs(got - sum));
                     }
@@ -145,17 +156,7 @@ static void test_conv_direct_float32(const char *kernel) {
             for (int64_t co = 0; co < cout; co++) {
                 for (int64_t oy = 0; oy < oh; oy++) {
                     for (int64_t ox = 0; ox < ow; ox++) {
-                        double sum = bias[co];
-                        for (int64_t ci = 0; ci < cin; ci++) {
-                            for (int64_t ky = 0; ky < kh; ky++) {
-                                for (int64_t kx = 0; kx < kw; kx++) {
-                                    const int64_t iy = oy - ph + ky, ix = ox - pw + kx;
-                                    if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
-                                        sum += at(&xd, b, ci, iy, ix) * at(&wd, co, ci, ky, kx);
-                                    }
-                                }
-                            }
-                        }
+                        const double sum = conv_reference(&xd, &wd, bias[co], b, co, 0, oy, ox, one, padding, one);
                         worst = fmax(worst, fabs(out[((b * cout + co) * oh + oy) * ow + ox] - sum));
                     }
                 }
