@@ -119,22 +119,27 @@ static void test_conv_random(void) {
 }
 
 /* float32 convolutions shaped for the direct kernels (groups 1, stride and dilation 1, rows of 8
-   or more outputs), with the input, weights and bias at exactly the size they reach. Inputs are
+   or more outputs, no input channel at all now and then), with the input, weights and bias at
+   exactly the size they reach. Inputs are
    quarters in [-2, 2], so every sum is exact in float32 and must equal the double reference. */
 static void test_conv_direct_float32(const char *kernel) {
     for (int trial = 0; trial < 60; trial++) {
-        const int64_t cin = trial % 20 == 0 ? 17 : draw(1, 4), cout = draw(1, 19);
+        const int64_t cin = trial % 20 == 0 ? 17 : trial % 20 == 1 ? 0 : draw(1, 4), cout = draw(1, 19);
         const int64_t kh = draw(1, 5), kw = draw(1, 5), ph = draw(0, kh - 1), pw = draw(0, kw - 1);
         const int64_t n = draw(1, 2), h = draw(1, 6), w = draw(kw, trial % 10 == 0 ? 90 : 40);
-        const int64_t oh = h + 2 * ph - kh + 1, ow = w + 2 * pw - kw + 1;
+        /* sometimes a narrower output than the padding gives: the C API takes any out_size (the
+           padding after the input is implied by it), and a padded row must still hold the input
+           row (a review found the AVX2 kernel's row copy overran its buffer there) */
+        const int64_t cut = trial % 4 == 3 ? draw(1, 12) : 0;
+        const int64_t oh = h + 2 * ph - kh + 1, ow = w + 2 * pw - kw + 1 - cut;
         if (oh < 1 || ow < 1) {
             continue;
         }
         strided xd = make_input(n, cin, h, w), wd = make_input(cout, cin, kh, kw);
         int64_t x_reach = 1, w_reach = 1;
         for (int d = 0; d < 4; d++) {
-            x_reach += (xd.shape[d] - 1) * xd.strides[d];
-            w_reach += (wd.shape[d] - 1) * wd.strides[d];
+            x_reach += (xd.shape[d] > 0 ? xd.shape[d] - 1 : 0) * xd.strides[d];
+            w_reach += (wd.shape[d] > 0 ? wd.shape[d] - 1 : 0) * wd.strides[d];
         }
         float *x = malloc((size_t)x_reach * sizeof(float)), *wt = malloc((size_t)w_reach * sizeof(float));
         float *bias = malloc((size_t)cout * sizeof(float)), *out = malloc((size_t)(n * cout * oh * ow) * sizeof(float));

@@ -213,6 +213,15 @@ def test_conv2d_blocks_of_columns():
     np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-11, rtol=1e-12)
 
 
+def _gemm_kernels() -> list[str]:
+    """The GEMM micro-kernels this CPU can run (each has its own convolution paths)."""
+    from t_tensor._capi import ffi, lib
+
+    kernels = [name for name in ("generic", "avx2", "avx512") if lib.tt_gemm_set_kernel(name.encode()) == 0]
+    lib.tt_gemm_set_kernel(ffi.NULL)
+    return kernels
+
+
 def test_conv_zero_input_channels_without_addresses():
     """Empty operands may carry no address (torch's empty tensors through DLPack, or storages from
     the host allocator under TT_ALLOCATOR=host): the result is still the bias."""
@@ -224,12 +233,24 @@ def test_conv_zero_input_channels_without_addresses():
     assert got.tolist() == [[[4.0, 4.0], [5.0, 5.0]]]
 
 
-def test_conv_zero_input_channels():
+@pytest.mark.parametrize("kernel", _gemm_kernels())
+def test_conv_zero_input_channels(kernel):
     """No input channels (PyTorch returns an empty (N, 0, ...) tensor here): every output is the
-    bias, the empty sum being 0."""
-    got = tt.conv2d(tt.zeros(2, 0, 4, 4), tt.zeros(3, 0, 2, 2), tt.tensor([1.0, 2.0, 3.0]))
-    assert got.shape == (2, 3, 3, 3)
-    assert got[1, :, 2, 2].tolist() == [1.0, 2.0, 3.0]
+    bias, the empty sum being 0. Rows of 8 or more outputs too, which every direct kernel takes
+    (the AVX2 one divided by the channel count: a review found the process killed by SIGFPE)."""
+    from t_tensor._capi import ffi, lib
+
+    assert lib.tt_gemm_set_kernel(kernel.encode()) == 0
+    try:
+        got = tt.conv2d(tt.zeros(2, 0, 4, 4), tt.zeros(3, 0, 2, 2), tt.tensor([1.0, 2.0, 3.0]))
+        assert got.shape == (2, 3, 3, 3)
+        assert got[1, :, 2, 2].tolist() == [1.0, 2.0, 3.0]
+        got = tt.conv2d(tt.zeros(1, 0, 8, 20), tt.zeros(4, 0, 1, 1), tt.tensor([1.0, 2.0, 3.0, 4.0]))
+        assert got.shape == (1, 4, 8, 20) and got[0, :, 7, 19].tolist() == [1.0, 2.0, 3.0, 4.0]
+        got = tt.conv1d(tt.zeros(2, 0, 30), tt.zeros(2, 0, 3), tt.tensor([5.0, 6.0]), padding=1)
+        assert got.shape == (2, 2, 30) and got[1, :, 0].tolist() == [5.0, 6.0]
+    finally:
+        lib.tt_gemm_set_kernel(ffi.NULL)
 
 
 # ---------------------------------------------------------------------- pooling
@@ -557,14 +578,6 @@ def test_conv_and_pool_threads_and_kernels(generic, threads, dtype):
     finally:
         lib.tt_gemm_force_generic(0)
         tt.set_num_threads(before)
-
-
-def _gemm_kernels() -> list[str]:
-    from t_tensor._capi import ffi, lib
-
-    kernels = [name for name in ("generic", "avx2", "avx512") if lib.tt_gemm_set_kernel(name.encode()) == 0]
-    lib.tt_gemm_set_kernel(ffi.NULL)
-    return kernels
 
 
 @pytest.mark.parametrize("kernel", _gemm_kernels())

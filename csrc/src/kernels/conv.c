@@ -381,7 +381,7 @@ typedef struct direct_job {
     /* AVX2 only: each worker's zero-padded copies of the input rows one output row reads */
     int64_t pitch;       /* floats per padded row */
     int64_t band;        /* output rows per unit */
-    float *rows;         /* workers x (cin_g * kh * pitch) */
+    float *rows;         /* workers x (cin_g * (band + kh - 1) * pitch) */
     int64_t workers;
     atomic_uint_fast64_t slots;   /* free list of the row buffers */
 } direct_job;
@@ -457,12 +457,12 @@ __attribute__((target("avx512f"))) static void direct_rows(int64_t begin, int64_
    tap costs 3 loads of input, 4 broadcasts of a weight and 12 FMAs (the GEMM's 6 x 16 kernel
    needs 8 loads for its 12). Four channels pad no common channel count (16 output channels are
    four blocks; six-channel blocks would compute 18). A row's last columns take 3, 2 or 1 vectors.
-   AVX2 has no cheap masked or expanding loads, so a unit (image, output row) first copies the
-   input rows its windows read (each input channel, each window row inside the image) into a
+   AVX2 has no cheap masked or expanding loads, so a unit (image, band of output rows) first
+   copies the input rows its windows read (each input channel, each row inside the image) into a
    zero-padded buffer of `pitch` floats a row: padding columns and the slack past the row's end
    read as zeros, and the tap loop is plain unaligned loads with no border test. The buffer
-   serves every channel block of the unit. 3-wide windows get their own copy of the tap loop
-   with kx unrolled. */
+   serves every output row and channel block of the unit. 3-wide windows get their own copy of
+   the tap loop with kx fixed (not unrolled: GCC then hoists the next tap's loads and spills). */
 #define DIRECT2_CO 4
 #define DIRECT2_V 3
 /* A worker's row buffer holds at most this many floats (it should stay in L1/L2), else im2col. */
@@ -480,15 +480,19 @@ static int64_t direct2_band(const conv_geom *g) {
     return band < 1 ? 1 : band;
 }
 
+/* At least one input channel (the band's size divides by the channel count), and a padded row
+   that holds the whole input row: the C API takes any out_size, and a narrower output than
+   w + 2 pw - kw + 1 (the padding after the input is implied by out_size) would not. */
 static int direct2_applies(const conv_geom *g) {
     return g->groups == 1 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 && g->xs[3] == 1
+           && g->cin_g > 0 && direct2_pitch(g) >= g->pw + g->w
            && g->cin_g * g->kh * g->kw <= DIRECT_MAX_TAPS && g->ow >= 8
            && g->cin_g * g->kh * direct2_pitch(g) <= DIRECT2_MAX_ROW_FLOATS
            && strcmp(tt_gemm_kernel_name(), "avx2") == 0;
 }
 
 /* Input row iy of (image b, channel ci) into dst[0..pitch): dst[pw + i] = x[.., iy, i], zeros
-   around it. pitch >= pw + w always holds for a stride-1 convolution (ow = w + 2 pw - kw + 1). */
+   around it (direct2_applies checks pitch >= pw + w). */
 static void direct2_fill_row(const conv_geom *g, const float *x, int64_t b, int64_t ci, int64_t iy,
                              int64_t pitch, float *dst) {
     const float *src = x + b * g->xs[0] + ci * g->xs[1] + iy * g->xs[2];
@@ -880,8 +884,21 @@ tt_status tt_conv2d_plane_weight_grad(const float *x, const int64_t *x_shape, co
 }
 
 /* The direct kernels' three layouts: AVX-512 rows and tiny planes (16-channel blocks), AVX2 rows
-   (6-channel blocks). */
-enum { DIRECT_ROWS = 0, DIRECT_PLANES = 1, DIRECT_ROWS_AVX2 = 2 };
+   (4-channel blocks); DIRECT_NONE: im2col. */
+enum { DIRECT_NONE = -1, DIRECT_ROWS = 0, DIRECT_PLANES = 1, DIRECT_ROWS_AVX2 = 2 };
+
+/* The layout a float32 convolution takes, decided once: each test reads the GEMM kernel, which
+   another thread may change meanwhile (tt_gemm_set_kernel), so a second look could pick a layout
+   whose conditions were never checked. */
+static int direct_layout(const conv_geom *g) {
+    if (direct_applies(g)) {
+        return DIRECT_ROWS;
+    }
+    if (plane_applies(g)) {
+        return DIRECT_PLANES;
+    }
+    return direct2_applies(g) ? DIRECT_ROWS_AVX2 : DIRECT_NONE;
+}
 
 /* A direct kernel: the weights (and bias) repacked as [block][tap][co channels], zeros past c_out. */
 static tt_status conv_direct_float32(const conv_geom *g, const float *x, const float *w, const float *bias,
@@ -1086,8 +1103,8 @@ tt_status tt_conv2d(int dtype,
         return TT_ERR_INVALID_ARG;
     }
 #if TT_HAVE_X86
-    if (dtype == TT_FLOAT32 && (direct_applies(&g) || plane_applies(&g) || direct2_applies(&g))) {
-        const int layout = direct_applies(&g) ? DIRECT_ROWS : plane_applies(&g) ? DIRECT_PLANES : DIRECT_ROWS_AVX2;
+    const int layout = dtype == TT_FLOAT32 ? direct_layout(&g) : DIRECT_NONE;
+    if (layout != DIRECT_NONE) {
         return conv_direct_float32(&g, (const float *)x, (const float *)weight, (const float *)bias, (float *)out,
                                    layout);
     }
