@@ -365,10 +365,15 @@ CONV_DTYPES(DEFINE_CONV)
 #if TT_HAVE_X86
 #include <immintrin.h>
 
-static int direct_applies(const conv_geom *g) {
+/* The geometry both row kernels (AVX-512 here, AVX2 below) take: one group, stride and dilation
+   1, contiguous input rows, few taps, rows of at least 8 outputs. */
+static int direct_rows_geometry(const conv_geom *g) {
     return g->groups == 1 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 && g->xs[3] == 1
-           && g->cin_g * g->kh * g->kw <= DIRECT_MAX_TAPS && g->ow >= 8
-           && strcmp(tt_gemm_kernel_name(), "avx512") == 0;
+           && g->cin_g * g->kh * g->kw <= DIRECT_MAX_TAPS && g->ow >= 8;
+}
+
+static int direct_applies(const conv_geom *g) {
+    return direct_rows_geometry(g) && strcmp(tt_gemm_kernel_name(), "avx512") == 0;
 }
 
 typedef struct direct_job {
@@ -484,9 +489,7 @@ static int64_t direct2_band(const conv_geom *g) {
    that holds the whole input row: the C API takes any out_size, and a narrower output than
    w + 2 pw - kw + 1 (the padding after the input is implied by out_size) would not. */
 static int direct2_applies(const conv_geom *g) {
-    return g->groups == 1 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 && g->xs[3] == 1
-           && g->cin_g > 0 && direct2_pitch(g) >= g->pw + g->w
-           && g->cin_g * g->kh * g->kw <= DIRECT_MAX_TAPS && g->ow >= 8
+    return direct_rows_geometry(g) && g->cin_g > 0 && direct2_pitch(g) >= g->pw + g->w
            && g->cin_g * g->kh * direct2_pitch(g) <= DIRECT2_MAX_ROW_FLOATS
            && strcmp(tt_gemm_kernel_name(), "avx2") == 0;
 }
@@ -560,7 +563,8 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void direct2_bl
     }
 }
 
-/* The block for the columns [x0, x0 + width): 3, 2 or 1 vectors, kx unrolled for 3-wide windows. */
+/* The block for the columns [x0, x0 + width): 3, 2 or 1 vectors, with kw a constant for 3-wide
+   windows. */
 __attribute__((target("avx2,fma"))) static void direct2_segment(const conv_geom *g, const float *rows, int64_t pitch,
                                                                 int64_t ci_stride, int64_t ky0, int64_t ky1,
                                                                 const float *wb, const float *bb, float *ob,
