@@ -287,11 +287,12 @@ def test_float64_erf_ulp():
     assert np.array_equal(np.signbit(got), np.signbit(x))   # odd, -0 included
 
 
-def test_float64_erf_of_subnormals_within_0_56_ulp():
-    """For a subnormal x, erf x = x 2/sqrt(pi) (to far below its last place) is computed as
-    x + x (2/sqrt(pi) - 1), within 0.556 ULP: the correction term used above would underflow in its
-    partial products and cost a subnormal result 1 ULP (a review found 15% of them off; this test
-    fails on that version). Also the values near 2^-1022 where the constant's error counts most."""
+def test_float64_erf_of_subnormals_is_correctly_rounded():
+    """For a subnormal x, erf x = x 2/sqrt(pi) (to far below its last place) is rounded once, from
+    an exact enough k 2/sqrt(pi) (x = k 2^-1074): the correction term used above would underflow in
+    its partial products and cost a subnormal result 1 ULP (a review found 15% of them off; this
+    test fails on that version), and the single product x 2/sqrt(pi) was 0.556-0.569 ULP off near
+    2^-1022 (the last two values: each fails there). -0 stays -0."""
     mpmath = pytest.importorskip("mpmath")
     mpmath.mp.dps = 30
     rng = np.random.default_rng(15)
@@ -301,9 +302,9 @@ def test_float64_erf_of_subnormals_within_0_56_ulp():
     got = tt.erf(tt.from_numpy(x)).numpy()
     for v, g in zip(x, got, strict=True):
         exact = mpmath.erf(mpmath.mpf(float(v)))
-        # 0.56, not 0.5: x + x (2/sqrt(pi) - 1) rounds the small product (0.5 ULP) and carries the
-        # constant's error (up to 0.056 ULP near 2^-1022): 0.556 at most (wide_math.h)
-        assert abs(mpmath.mpf(float(g)) - exact) <= 0.56 * mpmath.mpf(np.spacing(abs(float(exact)))), v
+        # correctly rounded: within half an ULP (with mpmath's 30 digits to spare)
+        assert abs(mpmath.mpf(float(g)) - exact) <= 0.5 * mpmath.mpf(np.spacing(abs(float(exact)))), v
+    assert np.signbit(tt.erf(tt.from_numpy(np.array([-0.0, 0.0]))).numpy()).tolist() == [True, False]
 
 
 def test_float64_erf_special_values():

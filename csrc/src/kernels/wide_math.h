@@ -767,6 +767,27 @@ WM_INLINE double wide_atan2(double y, double x) {
     return (isnan(x) || isnan(y)) ? x + y : copysign(result, y);
 }
 
+#define WD_2_SQRTPI 0x1.20dd750429b6dp+0    /* 2 / sqrt(pi) */
+#define WD_2_SQRTPI_LO 0x1.1ae3a914fed80p-56 /* 2 / sqrt(pi) - WD_2_SQRTPI */
+/* erf x for a subnormal x, correctly rounded: erf x is x 2/sqrt(pi) to far below its last place,
+   and x = k 2^-1074 for an integer k < 2^52, so the result is round(k 2/sqrt(pi)) 2^-1074 (a normal
+   result below 2^-1021 lies on the same grid). k C is formed exactly enough in doubles (C in two
+   parts, Dekker's product error of k C_hi, which cannot underflow at this scale), rounded to an
+   integer by the fraction left over, and scaled back exactly. The single product x C, rounded in
+   the subnormal range, carried the constant's rounding error besides its own: 0.569 ULP at worst;
+   computed unscaled, Dekker's partial products underflow (1 ULP). Ties cannot occur (C is
+   irrational); only a fraction within ~2^-53 of one half could round the wrong way. */
+WM_INLINE double wd_erf_subnormal(double x) {
+    const double k = fabs(x) * 0x1p600 * 0x1p474;   /* exact: an integer below 2^52 */
+    const double p = k * WD_2_SQRTPI;                /* below 2^53: its ulp is at most 1 */
+    const double r = wd_product_error(k, WD_2_SQRTPI, p) + k * WD_2_SQRTPI_LO;
+    const double n0 = p < 0x1p52 ? (p + 0x1p52) - 0x1p52 : p;   /* p rounded to an integer */
+    const double f = (p - n0) + r;                               /* k C - n0, |f| < 1.5 */
+    const double n = f > 0.5 ? n0 + 1.0 : f < -0.5 ? n0 - 1.0 : n0;
+    const double result = n * 0x1p-600 * 0x1p-474;               /* exact: n 2^-1074 is representable */
+    return copysign(result, x);   /* erf(-0) is -0 */
+}
+
 /* ------------------------------------------------------------------ float64 erf
  * Two pieces, both computed and the answer selected (see the top):
  *   |x| < 2:       erf x = x P(x^2), P of degree 18 in u = x^2 / 2 - 1 (x^2 in [0, 4]);
@@ -781,7 +802,6 @@ WM_INLINE double wide_atan2(double y, double x) {
  * since erfc(2) = 0.0047. erf's measured maximum error is 1.55 ULP (tests/ops/test_wide_math.py).
  * float64 gelu (erf form) calls it too, in the eager and the fused kernels. */
 #define WD_ERF_P0 0x1.5990d95f8c2b3p-1   /* P's constant term */
-#define WD_2_SQRTPI_M1 0x1.06eba8214db69p-3 /* 2 / sqrt(pi) - 1 */
 WM_INLINE double wide_erf(double x) {
     const double ax = fabs(x);
     /* |x|^2 = hi + lo exactly (|x| capped at 6, where erf is +-1 already, so that it cannot
@@ -813,15 +833,7 @@ WM_INLINE double wide_erf(double x) {
        without, 1.55 with) */
     const double w = q * u, s = WD_ERF_P0 + w, s_lo = (WD_ERF_P0 - s) + w; /* |w| < 0.3 < P0 */
     const double xs = x * s;
-    /* a subnormal x: erf x is x 2/sqrt(pi) to far below its last place (the correction's partial
-       products would underflow, Dekker's split is then not exact, and it cost a subnormal result
-       1 ULP). As x + x (2/sqrt(pi) - 1): both terms lie on the 2^-1074 grid, so the sum is exact
-       and only the small product rounds (half an ULP), plus the constant's own error (0.895 2^-56
-       relative, up to 0.056 ULP of a result near 2^-1022): at most 0.556 ULP, 2.8% of subnormals
-       not correctly rounded. The single product x * (2/sqrt(pi)) reached 0.569 ULP (its constant's
-       error is larger); correct rounding would take a double-double product and a remainder test
-       on every lane. */
-    const double small = ax < 0x1p-1022 ? x + x * WD_2_SQRTPI_M1 : xs + (wd_product_error(x, s, xs) + x * s_lo);
+    const double small = ax < 0x1p-1022 ? wd_erf_subnormal(x) : xs + (wd_product_error(x, s, xs) + x * s_lo);
     const double t = 1.0 / (y < 2.0 ? 2.0 : y), v = t * 6.0 - 2.0; /* finite for every x */
     /* G by Estrin's scheme (gL_i: node i of level L, which adds v^(2^L) times its right child):
        shorter dependency chains than Horner's, as accurate here */
