@@ -36,6 +36,7 @@ from t_tensor.autograd.grad_mode import STATE as _GRAD
 from t_tensor.autograd.grad_mode import no_grad as _no_grad
 from t_tensor.autograd.graph import bump_version
 from t_tensor.dtypes import DType
+from t_tensor.storage import Storage
 from t_tensor.tensor_impl import TensorImpl, wrap_new
 
 __all__ = [
@@ -292,6 +293,8 @@ _FAST_UNARY = {
 }
 
 _prod = _math.prod
+_new = object.__new__
+_data_address = lib.tt_storage_data_address
 _binary_new = lib.tt_binary_new
 _binary_scalar_new = lib.tt_binary_scalar_new
 _clamp_scalars_new = lib.tt_clamp_scalars_new
@@ -379,11 +382,25 @@ def _make_operator(fn: str):
             ) and (b._dense or b._is_dense()):
                 entry = row[dtype.code]
                 if entry is not None:
-                    itemsize = dtype.itemsize
-                    ptr = _binary_new(entry[0], _prod(a._shape), a._storage._data + a._offset * itemsize,
-                                      b._storage._data + b._offset * itemsize, dtype.code, entry[1].code)
-                    if ptr:
-                        return wrap_new(type(a), ptr, a._shape, a._strides, entry[1])
+                    a_data, b_data = a._storage._data, b._storage._data
+                    if a._offset:  # most tensors start their storage: skip the int arithmetic
+                        a_data += a._offset * dtype.itemsize
+                    if b._offset:
+                        b_data += b._offset * dtype.itemsize
+                    ptr = _binary_new(entry[0], _prod(a._shape), a_data, b_data, dtype.code, entry[1].code)
+                    if ptr:  # wrap_new, written out (see above)
+                        storage = _new(Storage)
+                        storage._data = _data_address(ptr)
+                        storage._ptr = ptr
+                        result = _new(type(a))
+                        result._storage = storage
+                        result._shape = a._shape
+                        result._strides = a._strides
+                        result._offset = 0
+                        result._dtype = entry[1]
+                        result._dense = True
+                        result._ag = None
+                        return result
             elif b._dtype is dtype and (a._ag is b._ag is None or not _GRAD.enabled):
                 result = _fast_strided(row[dtype.code], a, b)
                 if result is not None:
