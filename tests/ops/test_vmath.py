@@ -245,6 +245,24 @@ def test_softmax_lines_simd_paths(path):
         _check_softmax(softmax_errors())
 
 
+@pytest.mark.parametrize("path", SIMD_PATHS)
+def test_softmax_exp_has_the_bits_of_exp_across_the_denormal_boundary(path):
+    """softmax's exp of x - max takes a one-multiplication 2^n where no lane can end in the
+    denormals and the two-halves one where some can (n < -126, x - max below about -87.3). With
+    the max 0 and every other value at most e^-60, the double sum is exactly 1, so the softmax is
+    e itself and must have the bits of ``tt.exp``, lanes of both kinds mixed in one vector."""
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-104.0, -60.0, (8, 1031)).astype(np.float32)
+    x[:, 0] = 0.0
+    x[1] = np.linspace(-88.5, -86.0, 1031, dtype=np.float32)      # the boundary, densely
+    x[1, 500] = 0.0
+    with vmath_path(path):
+        got = tt.softmax(tt.from_numpy(x), dim=-1).numpy()
+        want = tt.exp(tt.from_numpy(x)).numpy()
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert np.count_nonzero((want > 0) & (want < np.finfo(np.float32).tiny)) > 1000   # denormals were made
+
+
 def test_softmax_lines_generic_path():
     env = dict(os.environ, TT_GENERIC_KERNELS="1", PYTHONPATH=str(ROOT))
     code = ("import json, sys; sys.path[:0] = ['tests', 'tests/ops']; import test_vmath as v; "

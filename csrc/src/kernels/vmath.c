@@ -406,6 +406,26 @@ AVX2 static inline __m256 v_exp_core_shift(__m256 x, int shift) {
 
 AVX2 static inline __m256 v_exp_core(__m256 x) { return v_exp_core_shift(x, 0); }
 
+/* v_exp_core of x in [EXP_LO_F, 0] (softmax's x - max), the same bits with less work when no lane
+   can end in the denormals: then 2^n is one normal float and p 2^n one multiplication, which
+   rounds exactly where v_scale_poly's two halves round (nowhere, or once for a result below
+   FLT_MIN when n = -126). Below n = -126 the vector takes v_scale_poly. */
+AVX2 static inline __m256 v_exp_nonpositive(__m256 x) {
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, V1(LOG2E_F)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = FMA(n, V1(-LN2_HI_F), x);
+    r = FMA(n, V1(-LN2_LO_F), r);
+    __m256i ni = _mm256_cvtps_epi32(n);
+    if (_mm256_movemask_ps(_mm256_cmp_ps(n, V1(-126.0f), _CMP_LT_OQ))) {
+        return v_scale_poly(r, ni);
+    }
+    __m256 p = FMA(V1(E4), r, V1(E3));
+    p = FMA(p, r, V1(E2));
+    p = FMA(p, r, V1(E1));
+    p = FMA(p, r, V1(E0));
+    p = _mm256_add_ps(V1(1.0f), FMA(_mm256_mul_ps(r, r), p, r));
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(ni, _mm256_set1_epi32(127)), 23)));
+}
+
 AVX2 static inline __m256 v_exp(__m256 x) {
     __m256 nan = v_isnan(x);
     __m256 c = _mm256_min_ps(_mm256_max_ps(x, V1(EXP_LO_F)), V1(EXP_HI_F));  /* NaN -> EXP_LO_F, blended back below */
@@ -611,7 +631,7 @@ AVX2 static void softmax_avx2(const float *x, float *o, int64_t L, int log_softm
     __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
     for (k = 0; k + 8 <= L; k += 8) {
         const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(x + k), mv);
-        __m256 e = finite_max ? v_exp_core(_mm256_max_ps(d, V1(EXP_LO_F))) : v_exp(d);
+        __m256 e = finite_max ? v_exp_nonpositive(_mm256_max_ps(d, V1(EXP_LO_F))) : v_exp(d);
         if (!log_softmax) {
             _mm256_storeu_ps(o + k, e);
         }
