@@ -294,7 +294,6 @@ _FAST_UNARY = {
 
 _prod = _math.prod
 _new = object.__new__
-_data_address = lib.tt_storage_data_address
 _binary_new = lib.tt_binary_new
 _binary_scalar_new = lib.tt_binary_scalar_new
 _clamp_scalars_new = lib.tt_clamp_scalars_new
@@ -390,7 +389,7 @@ def _make_operator(fn: str):
                     ptr = _binary_new(entry[0], _prod(a._shape), a_data, b_data, dtype.code, entry[1].code)
                     if ptr:  # wrap_new, written out (see above)
                         storage = _new(Storage)
-                        storage._data = _data_address(ptr)
+                        storage._data = ptr.data_address
                         storage._ptr = ptr
                         result = _new(type(a))
                         result._storage = storage

@@ -44,7 +44,6 @@ _STORAGE_POINTER = ffi.typeof("tt_storage *")
 _new = object.__new__
 _RETAIN = lib.tt_storage_retain
 _RELEASE = lib.tt_storage_release
-_DATA_ADDRESS = lib.tt_storage_data_address
 
 
 def adopt(ptr) -> Storage:
@@ -52,7 +51,7 @@ def adopt(ptr) -> Storage:
     strong reference, e.g. from ``tt_storage_new_default`` or the dispatch.h fast paths): the
     per-op path, no checks, no cast."""
     self = _new(Storage)
-    self._data = _DATA_ADDRESS(ptr)
+    self._data = ptr.data_address  # a field read, not a call (csrc/src/storage_impl.h)
     self._ptr = ptr
     return self
 
@@ -84,7 +83,7 @@ class Storage:
         # Steals the strong reference `owned_ptr` carries. The cast makes a plain pointer: the
         # argument may be an ffi.gc object (a WeakStorage's), which must not be kept alive.
         ptr = _checked_pointer(owned_ptr, "Storage")
-        self._data = lib.tt_storage_data_address(ptr) if data is None else data
+        self._data = ptr.data_address if data is None else data
         self._ptr = ptr  # set last: __del__ releases only a fully built owner
 
     def __del__(self, _release=_RELEASE) -> None:

@@ -27,7 +27,6 @@ from t_tensor.storage import _MAX_NBYTES, Storage
 __all__ = ["TensorImpl", "wrap_new"]
 
 _new = object.__new__
-_DATA_ADDRESS = lib.tt_storage_data_address
 _NEW_DEFAULT = lib.tt_storage_new_default
 _contiguous_strides = S.contiguous_strides_of_valid_shape
 
@@ -37,7 +36,7 @@ def wrap_new(cls: type, ptr, shape: tuple[int, ...], strides: tuple[int, ...], d
     carrying one new reference, from a dispatch.h function), offset 0. `strides` must be the
     contiguous strides of `shape`."""
     storage = _new(Storage)  # storage.adopt, inlined: this runs once per op
-    storage._data = _DATA_ADDRESS(ptr)
+    storage._data = ptr.data_address
     storage._ptr = ptr
     result = _new(cls)
     result._storage = storage

@@ -40,21 +40,7 @@
 #include <stdlib.h>
 
 #include "tt/tt.h"
-
-struct tt_storage {
-    atomic_int_fast64_t use_count;
-    atomic_int_fast64_t weak_count;
-    /* Bumped by every in-place write (autograd's check that a tensor saved for backward was not
-       modified). Relaxed: it orders nothing; a reader on another thread racing a writer gets
-       either value, which is all autograd needs (the two would race on the data anyway). */
-    atomic_int_fast64_t version;
-    void *data;
-    size_t nbytes;
-    /* Exactly one of these two ways to free the data is used. */
-    const tt_allocator *allocator;   /* borrowed; NULL for external memory */
-    tt_deleter deleter;              /* external memory only; may be NULL */
-    void *deleter_ctx;
-};
+#include "storage_impl.h"
 
 /* How many storage objects exist; lets tests prove that nothing leaks. */
 static atomic_int_fast64_t live_objects = 0;
@@ -67,7 +53,7 @@ static tt_status storage_create(tt_storage **out) {
     atomic_init(&storage->use_count, 1);
     atomic_init(&storage->weak_count, 1); /* the extra weak reference owned by the strong ones */
     atomic_init(&storage->version, 0);
-    storage->data = NULL;
+    storage->data_address = 0;
     storage->nbytes = 0;
     storage->allocator = NULL;
     storage->deleter = NULL;
@@ -94,7 +80,7 @@ tt_status tt_storage_new(const tt_allocator *allocator, size_t nbytes, tt_storag
         allocator->free(allocator->ctx, data);
         return status;
     }
-    storage->data = data;
+    storage->data_address = (uintptr_t)data;
     storage->nbytes = nbytes;
     storage->allocator = allocator;
     *out = storage;
@@ -117,7 +103,7 @@ tt_status tt_storage_new_external(void *data, size_t nbytes, tt_deleter deleter,
     if (status != TT_OK) {
         return status;
     }
-    storage->data = data;
+    storage->data_address = (uintptr_t)data;
     storage->nbytes = nbytes;
     storage->deleter = deleter;
     storage->deleter_ctx = ctx;
@@ -127,8 +113,8 @@ tt_status tt_storage_new_external(void *data, size_t nbytes, tt_deleter deleter,
 
 /* Frees the data; runs once, in the thread that dropped the last strong reference. */
 static void release_storage(tt_storage *storage) {
-    void *data = storage->data;
-    storage->data = NULL;
+    void *data = (void *)storage->data_address;
+    storage->data_address = 0;
     storage->nbytes = 0;
     if (storage->allocator != NULL) {
         /* A caching allocator would report a double free here; it cannot happen, because
@@ -191,9 +177,9 @@ int64_t tt_storage_weak_count(const tt_storage *storage) {
     return (int64_t)atomic_load_explicit(&((tt_storage *)storage)->weak_count, memory_order_acquire);
 }
 
-void *tt_storage_data(const tt_storage *storage) { return storage->data; }
+void *tt_storage_data(const tt_storage *storage) { return (void *)storage->data_address; }
 
-uintptr_t tt_storage_data_address(const tt_storage *storage) { return (uintptr_t)storage->data; }
+uintptr_t tt_storage_data_address(const tt_storage *storage) { return storage->data_address; }
 
 size_t tt_storage_nbytes(const tt_storage *storage) { return storage->nbytes; }
 

@@ -39,8 +39,11 @@ ROOT = Path(__file__).resolve().parents[2]
 CSRC = ROOT / "csrc"
 INCLUDE = CSRC / "include"
 
-# Declarations that exist only in the extension (csrc/python/py_glue.c and cffi callbacks).
+# Declarations that exist only in the extension (csrc/python/py_glue.c and cffi callbacks), and
+# the one field of tt_storage that Python reads directly (csrc/src/storage_impl.h says why); the
+# rest of the struct stays opaque ("...": the compiler fills in the layout).
 PYTHON_ONLY_CDEF = """
+struct tt_storage { uintptr_t data_address; ...; };
 extern "Python" void tt_py_release_handle(void *ctx, void *data);
 uintptr_t tt_py_capsule_destructor(void);
 const char *tt_py_capsule_name(int versioned, int used);
@@ -92,7 +95,7 @@ ffibuilder = FFI()
 ffibuilder.cdef("".join(path.read_text() for path in api_headers()) + PYTHON_ONLY_CDEF)
 ffibuilder.set_source(
     "t_tensor._C",
-    source_preamble() + "uintptr_t tt_py_capsule_destructor(void);\n"
+    source_preamble() + '#include "storage_impl.h"\n' + "uintptr_t tt_py_capsule_destructor(void);\n"
     "const char *tt_py_capsule_name(int versioned, int used);\n",
     sources=core_sources() + ["csrc/python/py_glue.c"],
     include_dirs=[str(INCLUDE), str(CSRC / "src")],
