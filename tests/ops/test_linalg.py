@@ -1111,27 +1111,32 @@ def test_generic_kernels_environment_variable():
 
 @pytest.mark.parametrize("layouts", [("contiguous", "contiguous"), ("transposed", "sliced"), ("sliced", "transposed")])
 @pytest.mark.parametrize("mnk", [(65, 63, 200), (240, 96, 256), (12, 32, 1), (100, 130, 77), (64, 64, 64),
-                                 (128, 100, 128), (16, 33, 7), (40, 40, 256), (200, 70, 100)],
+                                 (128, 100, 128), (16, 33, 7), (40, 40, 256), (200, 70, 100), (144, 17, 256),
+                                 (5, 16, 3), (1, 1, 1)],
                          ids=lambda s: "x".join(map(str, s)))
-def test_gemm_small_path_bit_identical_to_packed_path(mnk, layouts):
-    """On one thread, a product with m <= 240 and k <= 256 on the AVX-512 float kernel reads full
-    panels of row-major operands in place instead of packing them (8 rows a call when m is a
-    multiple of 8 but not of 12, else 12); on two threads the same product runs the packed path.
-    Both sum the same products in the same order: the bits agree."""
-    if "avx512" not in GEMM_KERNELS:
-        pytest.skip("this CPU has no AVX-512F")
+@pytest.mark.parametrize("kernel", ["avx2", "avx512"])
+def test_gemm_small_path_bit_identical_to_packed_path(mnk, layouts, kernel):
+    """On one thread, a product with A in one packed block (m <= 144 on the AVX2 float kernel,
+    m <= 240 on the AVX-512 one) and k <= 256 reads full row panels of a row-major A in place
+    instead of packing them (AVX-512: 8 rows a call when m is a multiple of 8 but not of 12, else
+    12; AVX2: 6); on two threads the same product runs the packed path. Both sum the same products
+    in the same order: the bits agree."""
+    if kernel not in GEMM_KERNELS:
+        pytest.skip(f"this CPU has no {kernel}")
     m, n, k = mnk
     rng = np.random.default_rng(m + n + k)
     ta, a = _operand(rng, m, k, np.float32, layouts[0])
     tb, b = _operand(rng, k, n, np.float32, layouts[1])
     before = tt.get_num_threads()
     try:
+        assert lib.tt_gemm_set_kernel(kernel.encode()) == 0
         tt.set_num_threads(1)
         small = (ta @ tb).numpy()
         tt.set_num_threads(2)
         packed = (ta @ tb).numpy()
     finally:
         tt.set_num_threads(before)
+        lib.tt_gemm_set_kernel(ffi.NULL)
     _gemm_check(tt.from_numpy(small), a, b, np.float32)
     np.testing.assert_array_equal(small.view(np.uint32), packed.view(np.uint32))
 

@@ -354,11 +354,14 @@ DEFINE_GENERIC_UKR(double, 6, 8)
 #if TT_GEMM_X86
 /* The AVX2+FMA micro-kernels: 6 rows x 2 vectors of accumulators (12 registers), two vector loads
    of B and one broadcast of A per row and step. V: vector type, S: intrinsic suffix (ps/pd),
-   W: lanes. A full tile with unit column stride is updated in place, any other through acc. */
+   W: lanes. A full tile with unit column stride is updated in place, any other through acc.
+   As in the AVX-512 kernels below, the body reads A(i, p) at ap[i * lda + p * astep] and B(p, 0..NR)
+   at bp + p * ldb: the packed kernel passes lda = 1, astep = 6, ldb = NR as constants (plain
+   offsets once inlined), the strided one reads a row-major A where it lies (small_gemm_f32). */
 #define DEFINE_AVX2_UKR(T, V, S, W, NR)                                                              \
-    __attribute__((target("avx2,fma"))) static void ukr_avx2_##T(                                  \
-        int64_t kc, const T *restrict ap, const T *restrict bp, T *c, int64_t rsc, int64_t csc,   \
-        int mr, int nr, int load_c) {                                                              \
+    __attribute__((target("avx2,fma"))) static inline void ukr_avx2_body_##T(                      \
+        int64_t kc, const T *restrict ap, const int64_t lda, const int64_t astep, const T *restrict bp, \
+        const int64_t ldb, T *c, int64_t rsc, int64_t csc, int mr, int nr, int load_c) {          \
         V c00 = _mm256_setzero_##S(), c01 = _mm256_setzero_##S();                                  \
         V c10 = _mm256_setzero_##S(), c11 = _mm256_setzero_##S();                                  \
         V c20 = _mm256_setzero_##S(), c21 = _mm256_setzero_##S();                                  \
@@ -369,30 +372,33 @@ DEFINE_GENERIC_UKR(double, 6, 8)
             _mm_prefetch((const char *)(c + i * rsc), _MM_HINT_T0);                                \
             _mm_prefetch((const char *)(c + i * rsc + (nr - 1) * csc), _MM_HINT_T0);               \
         }                                                                                          \
+        /* rows 0-3 and 4-5 from two bases, at offsets 0, lda, 2 lda, 3 lda */                     \
+        const T *a0 = ap, *a4 = ap + 4 * lda;                                                      \
         _Pragma("GCC unroll 4")                                                                    \
         for (int64_t p = 0; p < kc; p++) {                                                         \
             const V b0 = _mm256_loadu_##S(bp), b1 = _mm256_loadu_##S(bp + (W));                    \
             V a;                                                                                   \
-            a = _mm256_broadcast_s##S##_(ap + 0);                                                  \
+            a = _mm256_broadcast_s##S##_(a0);                                                      \
             c00 = _mm256_fmadd_##S(a, b0, c00);                                                    \
             c01 = _mm256_fmadd_##S(a, b1, c01);                                                    \
-            a = _mm256_broadcast_s##S##_(ap + 1);                                                  \
+            a = _mm256_broadcast_s##S##_(a0 + lda);                                                \
             c10 = _mm256_fmadd_##S(a, b0, c10);                                                    \
             c11 = _mm256_fmadd_##S(a, b1, c11);                                                    \
-            a = _mm256_broadcast_s##S##_(ap + 2);                                                  \
+            a = _mm256_broadcast_s##S##_(a0 + 2 * lda);                                            \
             c20 = _mm256_fmadd_##S(a, b0, c20);                                                    \
             c21 = _mm256_fmadd_##S(a, b1, c21);                                                    \
-            a = _mm256_broadcast_s##S##_(ap + 3);                                                  \
+            a = _mm256_broadcast_s##S##_(a0 + 3 * lda);                                            \
             c30 = _mm256_fmadd_##S(a, b0, c30);                                                    \
             c31 = _mm256_fmadd_##S(a, b1, c31);                                                    \
-            a = _mm256_broadcast_s##S##_(ap + 4);                                                  \
+            a = _mm256_broadcast_s##S##_(a4);                                                      \
             c40 = _mm256_fmadd_##S(a, b0, c40);                                                    \
             c41 = _mm256_fmadd_##S(a, b1, c41);                                                    \
-            a = _mm256_broadcast_s##S##_(ap + 5);                                                  \
+            a = _mm256_broadcast_s##S##_(a4 + lda);                                                \
             c50 = _mm256_fmadd_##S(a, b0, c50);                                                    \
             c51 = _mm256_fmadd_##S(a, b1, c51);                                                    \
-            ap += 6;                                                                               \
-            bp += 2 * (W);                                                                         \
+            a0 += astep;                                                                           \
+            a4 += astep;                                                                           \
+            bp += ldb;                                                                             \
         }                                                                                          \
         const V rows[12] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51};           \
         if (mr == 6 && nr == 2 * (W) && csc == 1) {                                                \
@@ -411,11 +417,23 @@ DEFINE_GENERIC_UKR(double, 6, 8)
             for (int i = 0; i < 12; i++) _mm256_storeu_##S(acc + i * (W), rows[i]);                \
             tile_store_##T##_6x##NR(acc, c, rsc, csc, mr, nr, load_c);                             \
         }                                                                                          \
+    }                                                                                              \
+    __attribute__((target("avx2,fma"))) static void ukr_avx2_##T(                                  \
+        int64_t kc, const T *restrict ap, const T *restrict bp, T *c, int64_t rsc, int64_t csc,   \
+        int mr, int nr, int load_c) {                                                              \
+        ukr_avx2_body_##T(kc, ap, 1, 6, bp, 2 * (W), c, rsc, csc, mr, nr, load_c);                 \
     }
 #define _mm256_broadcast_sps_ _mm256_broadcast_ss
 #define _mm256_broadcast_spd_ _mm256_broadcast_sd
 DEFINE_AVX2_UKR(float, __m256, ps, 8, 16)
 DEFINE_AVX2_UKR(double, __m256d, pd, 4, 8)
+
+/* The float kernel reading A where it lies (see small_gemm_f32). */
+__attribute__((target("avx2,fma"))) static void ukr_avx2_strided_float(
+    int64_t kc, const float *restrict ap, int64_t lda, int64_t astep, const float *restrict bp, int64_t ldb,
+    float *c, int64_t rsc, int64_t csc, int mr, int nr, int load_c) {
+    ukr_avx2_body_float(kc, ap, lda, astep, bp, ldb, c, rsc, csc, mr, nr, load_c);
+}
 
 /* The AVX-512F micro-kernels: MR rows x 2 vectors of accumulators (12 rows: 24 of the 32 zmm
    registers; 8 rows: 16, for products with a multiple of 8 rows, such as convolutions' output
@@ -500,7 +518,7 @@ DEFINE_AVX512_UKR(double, __m512d, pd, 8, 12, 16)
 DEFINE_AVX512_UKR(float, __m512, ps, 16, 8, 32)
 DEFINE_AVX512_UKR(double, __m512d, pd, 8, 8, 16)
 
-/* The same micro-kernels reading their operands in place (see small_gemm_f32_avx512). */
+/* The same micro-kernels reading their operands in place (see small_gemm_f32). */
 __attribute__((target("avx512f"))) static void ukr_avx512_strided_float_12(
     int64_t kc, const float *restrict ap, int64_t lda, int64_t astep, const float *restrict bp, int64_t ldb,
     float *c, int64_t rsc, int64_t csc, int mr, int nr, int load_c) {
@@ -1058,8 +1076,16 @@ static void scratch_give(void *p) {
 #define PACK_A_ROWS_d6x8(dst, src, rsa, kc) 0
 #define PACK_A_ROWS_d12x16(dst, src, rsa, kc) 0
 #define PACK_A_ROWS_s12x32(dst, src, rsa, kc) (pack_a_rows_f32x12(dst, src, rsa, kc), 1)
-/* The small-product path (small_gemm_f32_avx512): nonzero when it ran the product. */
+/* The small-product path (small_gemm_f32): nonzero when it ran the product. A fits one packed
+   block (m <= MC) and k at most 256: a B panel of 256 rows stays in L1 (AVX2, 16 KiB) or L2. */
+#if TT_GEMM_X86
+#define SMALL_GEMM_s6x16(pr, ukr, workers, apacks, bpack, next)                                   \
+    ((workers) == 1 && (ukr) == ukr_avx2_float && (pr)->m <= 144 && (pr)->k <= 256                 \
+         ? (small_gemm_f32_avx2(pr, apacks, bpack, next), 1)                                       \
+         : 0)
+#else
 #define SMALL_GEMM_s6x16(pr, ukr, workers, apacks, bpack, next) 0
+#endif
 #define SMALL_GEMM_d6x8(pr, ukr, workers, apacks, bpack, next) 0
 #define SMALL_GEMM_d12x16(pr, ukr, workers, apacks, bpack, next) 0
 #define SMALL_GEMM_s12x32(pr, ukr, workers, apacks, bpack, next)                                  \
@@ -1074,6 +1100,7 @@ static void scratch_give(void *p) {
                 : (rsb) == 1 ? (pack_b_cols_f32x32(out, src, csb, kc), 1) : 0)
 
 #if TT_GEMM_X86
+static void small_gemm_f32_avx2(const prob_float *pr, float *apack, float *bpack, const prob_float *next);
 static void small_gemm_f32_avx512(const prob_float *pr, float *apack, float *bpack, const prob_float *next);
 #endif
 
@@ -1085,38 +1112,53 @@ DEFINE_FAST_GEMM(d12x16, double, 12, 16, 120, 512, 2048)
 #endif
 
 #if TT_GEMM_X86
-/* A product small enough that A fits one packed block (m <= MC, k <= KC), on one thread, with the
-   AVX-512 float kernel: packing is then a sizeable share of the work (a transposition of A for
-   2 m n k / (m k) flops, a tenth of a 128^3 product), so full 12-row panels of a row-major A
-   (unit column stride) are broadcast straight from their rows. The last partial panel, and A in
-   other layouts, are packed as usual (A once for all column panels). B is still packed, one
-   32-column panel at a time: read in place, the rows of a panel lie a row stride apart, and a
-   power-of-two stride (128 floats) crowds them into a few L1 sets. Same arithmetic in the same
-   order as the packed path, so the results are bit-identical. */
-static void small_gemm_f32_avx512(const prob_float *pr, float *apack, float *bpack, const prob_float *next) {
-    const int64_t m = pr->m, n = pr->n, k = pr->k;
+/* A float micro-kernel family as the small-product path sees it: its micro-kernel reading A
+   through (lda, astep) and B through ldb, the tile (mr x nr), and the family's packers. `rows8`,
+   when not NULL, is the same kernel on 8 rows (AVX-512). */
+typedef void (*ukr_strided_float_fn)(int64_t kc, const float *restrict ap, int64_t lda, int64_t astep,
+                                     const float *restrict bp, int64_t ldb, float *c, int64_t rsc, int64_t csc,
+                                     int mr, int nr, int load_c);
+typedef struct small_family {
+    int64_t mr, nr;
+    ukr_strided_float_fn ukr, rows8;
+    void (*pack_a)(float *restrict dst, const float *a, int64_t rsa, int64_t csa, int64_t mc, int64_t kc);
+    void (*pack_b)(float *restrict dst, const float *b, int64_t rsb, int64_t csb, int64_t kc, int64_t nc,
+                   int64_t q0, int64_t q1);
+} small_family;
+
+/* A product small enough that A fits one packed block (m <= MC, k <= 256), on one thread: packing
+   is then a sizeable share of the work (a transposition of A for 2 m n k / (m k) flops, a tenth of
+   a 128^3 product), so full mr-row panels of a row-major A (unit column stride) are broadcast
+   straight from their rows. The last partial panel, and A in other layouts, are packed as usual (A
+   once for all column panels). B is still packed, one nr-column panel at a time: read in place,
+   the rows of a panel lie a row stride apart, and a power-of-two stride (128 floats) crowds them
+   into a few L1 sets. Same arithmetic in the same order as the packed path, so the results are
+   bit-identical. */
+static void small_gemm_f32(const small_family *f, const prob_float *pr, float *apack, float *bpack,
+                           const prob_float *next) {
+    const int64_t m = pr->m, n = pr->n, k = pr->k, nr_full = f->nr;
     /* The next product of a batch (NULL: none) is fetched into L2 while this one computes, a few
        of its rows of A and B before each micro-kernel call: a batch of (128, 128) products read
        every operand cold from L3 or memory, and packing B stalled on it. Only rows contiguous in
        memory (row-major A and B) are fetched. */
     const int a_direct = pr->csa == 1;
-    /* Rows 8 at a time when that covers m exactly and 12 would not (m = 64: 8 calls a column
-       panel instead of 6 with a last one two-thirds empty; m = 128: 16 instead of 11 with the
-       last one packed); the accumulators run the same sums, so the bits are the same. */
-    const int64_t step = a_direct && m % 8 == 0 && m % 12 != 0 ? 8 : 12;
-    const int64_t calls = (n + 31) / 32 * ((m + step - 1) / step);
+    /* Rows 8 at a time (AVX-512) when that covers m exactly and mr would not (m = 64: 8 calls a
+       column panel instead of 6 with a last one two-thirds empty; m = 128: 16 instead of 11 with
+       the last one packed); the accumulators run the same sums, so the bits are the same. */
+    const int64_t step = f->rows8 != NULL && a_direct && m % 8 == 0 && m % f->mr != 0 ? 8 : f->mr;
+    const int64_t calls = (n + nr_full - 1) / nr_full * ((m + step - 1) / step);
     const int fetch_a = next != NULL && next->csa == 1, fetch_b = next != NULL && next->csb == 1;
     const int64_t a_rows = fetch_a ? (m + calls - 1) / calls : 0, b_rows = fetch_b ? (k + calls - 1) / calls : 0;
     int64_t a_next = 0, b_next = 0;
     const int64_t full_rows = m / step * step;
     if (!a_direct) {
-        pack_a_s12x32(apack, pr->a, pr->rsa, pr->csa, m, k);
+        f->pack_a(apack, pr->a, pr->rsa, pr->csa, m, k);
     } else if (full_rows < m) {
-        pack_a_s12x32(apack, pr->a + full_rows * pr->rsa, pr->rsa, pr->csa, m - full_rows, k);
+        f->pack_a(apack, pr->a + full_rows * pr->rsa, pr->rsa, pr->csa, m - full_rows, k);
     }
-    for (int64_t j = 0; j < n; j += 32) {
-        const int nr = (int)(n - j < 32 ? n - j : 32);
-        pack_b_s12x32(bpack, pr->b + j * pr->csb, pr->rsb, pr->csb, k, nr, 0, 1);
+    for (int64_t j = 0; j < n; j += nr_full) {
+        const int nr = (int)(n - j < nr_full ? n - j : nr_full);
+        f->pack_b(bpack, pr->b + j * pr->csb, pr->rsb, pr->csb, k, nr, 0, 1);
         for (int64_t i = 0; i < m; i += step) {
             const int mr = (int)(m - i < step ? m - i : step);
             float *c = pr->c + i * pr->rsc + j * pr->csc;
@@ -1132,17 +1174,27 @@ static void small_gemm_f32_avx512(const prob_float *pr, float *apack, float *bpa
                 add_to_c = 1;
             }
             if (step == 8) {
-                ukr_avx512_strided_float_8(k, pr->a + i * pr->rsa, pr->rsa, 1, bpack, 32, c, pr->rsc, pr->csc, mr,
-                                           nr, add_to_c);
+                f->rows8(k, pr->a + i * pr->rsa, pr->rsa, 1, bpack, nr_full, c, pr->rsc, pr->csc, mr, nr, add_to_c);
             } else if (a_direct && i < full_rows) {
-                ukr_avx512_strided_float_12(k, pr->a + i * pr->rsa, pr->rsa, 1, bpack, 32, c, pr->rsc, pr->csc, mr,
-                                            nr, add_to_c);
+                f->ukr(k, pr->a + i * pr->rsa, pr->rsa, 1, bpack, nr_full, c, pr->rsc, pr->csc, mr, nr, add_to_c);
             } else {
                 const float *ap = apack + (a_direct ? 0 : i * k);
-                ukr_avx512_strided_float_12(k, ap, 1, 12, bpack, 32, c, pr->rsc, pr->csc, mr, nr, add_to_c);
+                f->ukr(k, ap, 1, f->mr, bpack, nr_full, c, pr->rsc, pr->csc, mr, nr, add_to_c);
             }
         }
     }
+}
+
+static const small_family small_avx2 = {6, 16, ukr_avx2_strided_float, NULL, pack_a_s6x16, pack_b_s6x16};
+static const small_family small_avx512 = {12, 32, ukr_avx512_strided_float_12, ukr_avx512_strided_float_8,
+                                          pack_a_s12x32, pack_b_s12x32};
+
+static void small_gemm_f32_avx2(const prob_float *pr, float *apack, float *bpack, const prob_float *next) {
+    small_gemm_f32(&small_avx2, pr, apack, bpack, next);
+}
+
+static void small_gemm_f32_avx512(const prob_float *pr, float *apack, float *bpack, const prob_float *next) {
+    small_gemm_f32(&small_avx512, pr, apack, bpack, next);
 }
 #endif
 
