@@ -56,10 +56,13 @@ def adopt(ptr) -> Storage:
     return self
 
 
-def _checked_pointer(ptr, cls: str):
+def _checked_pointer(ptr, cls: str, count=lib.tt_storage_use_count):
     """The constructors take a C pointer handed over by this library; anything else (an int, a
-    NULL) would be dereferenced by C, so it is refused here."""
-    if not isinstance(ptr, ffi.CData) or ffi.typeof(ptr) is not _STORAGE_POINTER or ptr == ffi.NULL:
+    NULL) would be dereferenced by C, so it is refused here. So is a storage with no reference of
+    the kind the new owner takes (`count`: the strong count for Storage, the weak one for
+    WeakStorage): cffi can allocate a zeroed ``tt_storage`` (``ffi.new``; it knows the struct's size,
+    see csrc/src/storage_impl.h), and owning it would release what was never retained."""
+    if not isinstance(ptr, ffi.CData) or ffi.typeof(ptr) is not _STORAGE_POINTER or ptr == ffi.NULL or count(ptr) <= 0:
         raise TypeError(f"{cls}: construct it with Storage.allocate(), tensor.untyped_storage() or storage.weak()")
     return ffi.cast("tt_storage *", ptr)
 
@@ -185,7 +188,8 @@ class WeakStorage:
 
     def __init__(self, owned_weak_ptr) -> None:
         # Steals one weak reference; released when this handle is collected. (See Storage on the cast.)
-        self._ptr = ffi.gc(_checked_pointer(owned_weak_ptr, "WeakStorage"), lib.tt_storage_weak_release)
+        self._ptr = ffi.gc(_checked_pointer(owned_weak_ptr, "WeakStorage", lib.tt_storage_weak_count),
+                           lib.tt_storage_weak_release)
 
     def lock(self) -> Storage | None:
         """A new strong owner while the data lives, else ``None`` (and ``None`` forever after)."""

@@ -8,7 +8,9 @@
  * creator returns the pointer) and cleared only by release_storage, after the last strong
  * reference is gone. A reader holding a strong reference therefore always sees the value written
  * at creation; no other thread writes it meanwhile. Everything else here is storage.c's alone
- * (see its Note [Refcount invariants]).
+ * (see its Note [Refcount invariants]). cffi now knows the struct's size, so `ffi.new("tt_storage *")`
+ * makes a zeroed one; t_tensor's Storage and WeakStorage constructors refuse a storage that holds
+ * no reference of their kind (storage.py, _checked_pointer).
  */
 #ifndef TT_STORAGE_IMPL_H
 #define TT_STORAGE_IMPL_H

@@ -725,9 +725,11 @@ def test_seed_from_clock_changes_stream():
     assert 0 <= s1 < 2**64
 
 
-@pytest.mark.parametrize("bad", [5, None, "x", ffi.NULL, ffi.new("int *")])
+@pytest.mark.parametrize("bad", [5, None, "x", ffi.NULL, ffi.new("int *"), ffi.new("tt_storage *")])
 def test_storage_constructors_refuse_anything_but_a_storage_pointer(bad):
-    # an int cast to a pointer would be dereferenced by C: a crash, not an exception
+    # an int cast to a pointer would be dereferenced by C: a crash, not an exception; a zeroed
+    # struct from cffi (it knows the size: Python reads the data address as a field) holds no
+    # reference that the new owner could later release
     for cls in (tt.Storage, tt.WeakStorage):
         with pytest.raises(TypeError, match=cls.__name__):
             cls(bad)

@@ -356,8 +356,9 @@ DEFINE_GENERIC_UKR(double, 6, 8)
    of B and one broadcast of A per row and step. V: vector type, S: intrinsic suffix (ps/pd),
    W: lanes. A full tile with unit column stride is updated in place, any other through acc.
    As in the AVX-512 kernels below, the body reads A(i, p) at ap[i * lda + p * astep] and B(p, 0..NR)
-   at bp + p * ldb: the packed kernel passes lda = 1, astep = 6, ldb = NR as constants (plain
-   offsets once inlined), the strided one reads a row-major A where it lies (small_gemm_f32). */
+   at bp + p * ldb: the packed kernel passes lda = 1, astep = 6, ldb = NR as constants (GCC
+   compiles a copy of the body specialized to them, the same loop as a body written with plain
+   offsets), the strided one reads a row-major A where it lies (small_gemm_f32). */
 #define DEFINE_AVX2_UKR(T, V, S, W, NR)                                                              \
     __attribute__((target("avx2,fma"))) static inline void ukr_avx2_body_##T(                      \
         int64_t kc, const T *restrict ap, const int64_t lda, const int64_t astep, const T *restrict bp, \
