@@ -1367,6 +1367,34 @@ def test_clamp_nan_in_bounds_and_min_above_max_like_torch():
     assert got.tolist()[0] == 2.0
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_clamp_vector_loop_has_the_bits_of_maximum_then_minimum(dtype):
+    """The clamp row is written as plain compares and NaN selects so that it vectorizes; over
+    rows long enough for the vector loop (and its tail), with NaNs of distinct payloads in x and
+    in either bound, signed zeros, infinities and low > high, it gives the bits of
+    minimum(maximum(x, low), high), for number bounds and for tensor bounds."""
+    rng = np.random.default_rng(5)
+    uint = np.uint32 if dtype == np.float32 else np.uint64
+    nan_x, nan_low, nan_high = (np.array([q], uint).view(dtype)[0] for q in (
+        (0x7FC00011, 0x7FC00022, 0x7FC00033) if dtype == np.float32
+        else (0x7FF8000000000011, 0x7FF8000000000022, 0x7FF8000000000033)))
+    specials = np.array([nan_x, -0.0, 0.0, np.inf, -np.inf, 0.5, -0.5, 2.0], dtype)
+    x = rng.choice(specials, 203).astype(dtype)
+    low = rng.choice(np.array([nan_low, -0.0, 0.0, -np.inf, 0.5, 1.0], dtype), 203).astype(dtype)
+    high = rng.choice(np.array([nan_high, 0.0, -0.0, np.inf, 0.25, 1.5], dtype), 203).astype(dtype)
+    tx, tlow, thigh = tt.from_numpy(x), tt.from_numpy(low), tt.from_numpy(high)
+
+    def bits(t):
+        return t.numpy().view(uint)
+
+    want = bits(tt.minimum(tt.maximum(tx, tlow), thigh))
+    np.testing.assert_array_equal(bits(tt.clamp(tx, tlow, thigh)), want)
+    for lo, hi in [(0.0, 1.0), (-0.0, 0.0), (1.0, 0.5), (float(nan_low), 1.0), (0.0, float(nan_high))]:
+        lo_t, hi_t = tt.full((203,), lo, dtype=tx.dtype), tt.full((203,), hi, dtype=tx.dtype)
+        want = bits(tt.minimum(tt.maximum(tx, lo_t), hi_t))
+        np.testing.assert_array_equal(bits(tt.clamp(tx, lo, hi)), want)
+
+
 @pytest.mark.parametrize("dtype", [tt.float32, tt.float64], ids=_dtype_id)
 @pytest.mark.parametrize("exponent", [2, 2.0, 3, 0.5, -0.5, -1, -2.0])
 @pytest.mark.parametrize("form", ["operator", "function", "out", "inplace"])

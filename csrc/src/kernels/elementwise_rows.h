@@ -267,7 +267,16 @@ DEFINE_FLOAT_FLOOR_DIVIDE(double)
         return fabs(weight) < (CT)0.5 ? start + weight * (end - start)                             \
                                       : end - (end - start) * ((CT)1 - weight);                    \
     }                                                                                              \
-    static inline CT clamp_##CT(CT x, CT low, CT high) { return minimum_##CT(maximum_##CT(x, low), high); }
+    /* minimum(maximum(x, low), high), the same bits (a NaN x wins, then a NaN low, then a NaN  \
+       high), written as plain compares and NaN selects: GCC does not if-convert the nested       \
+       NaN-propagating selects (a branchy scalar loop, 1.4 GB/s on (16M,) float32), this vectorizes. */ \
+    static inline CT clamp_##CT(CT x, CT low, CT high) {                                           \
+        CT t = x > low ? x : low;                                                                  \
+        CT r = t < high ? t : high;                                                                \
+        r = high != high ? high : r;                                                               \
+        r = low != low ? low : r;                                                                  \
+        return x != x ? x : r;                                                                     \
+    }
 DEFINE_FLOAT_ACTIVATIONS(float)
 DEFINE_FLOAT_ACTIVATIONS(double)
 
