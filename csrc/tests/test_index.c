@@ -15,6 +15,7 @@
 #include "check.h"
 #include "kernels/half.h"
 #include "tt/kernels/index.h"
+#include "tt/kernels/parallel.h"
 
 /* src is a 3x4 int32 matrix read through its transpose (shape 4x3, strides 1, 4). */
 static void test_gather_two_indices(void) {
@@ -72,6 +73,37 @@ static void test_out_of_range(void) {
     address = (uintptr_t)&zero_index;
     CHECK_STATUS(tt_index_gather(1, shape, (uintptr_t)out, unit, (uintptr_t)src, zero, 1, &address, unit,
                                  empty_size, unit, 1, TT_FLOAT64), TT_ERR_INDEX, "any index into an empty dim");
+}
+
+/* A long gather through one index (the typed loop, on two threads, with its prefetch of the
+   reads ahead): right values for in-range indices, negative ones wrapped; TT_ERR_INDEX for bad
+   indices near the end of the row, extreme ones within the prefetch distance included. */
+static void test_long_gather(void) {
+    enum { N = 40000, SIZE = 1000 };
+    static double src[SIZE], out[N];
+    static int64_t index[N];
+    for (int64_t i = 0; i < SIZE; i++) {
+        src[i] = (double)i;
+    }
+    for (int64_t i = 0; i < N; i++) {
+        index[i] = (i * 7919) % (2 * SIZE) - SIZE;   /* [-SIZE, SIZE) */
+    }
+    const int before = tt_get_num_threads();
+    tt_set_num_threads(2);
+    const int64_t shape[1] = {N}, unit[1] = {1}, zero[1] = {0}, size[1] = {SIZE};
+    uintptr_t address = (uintptr_t)index;
+    CHECK_STATUS(tt_index_gather(1, shape, (uintptr_t)out, unit, (uintptr_t)src, zero, 1, &address, unit, size,
+                                 unit, 1, TT_FLOAT64), TT_OK, "long gather");
+    for (int64_t i = 0; i < N; i++) {
+        const int64_t want = index[i] < 0 ? index[i] + SIZE : index[i];
+        CHECK(out[i] == (double)want, "long gather: out[%lld] = %g, expected %lld", (long long)i, out[i],
+              (long long)want);
+    }
+    index[N - 3] = INT64_MAX;
+    index[N - 9] = INT64_MIN;
+    CHECK_STATUS(tt_index_gather(1, shape, (uintptr_t)out, unit, (uintptr_t)src, zero, 1, &address, unit, size,
+                                 unit, 1, TT_FLOAT64), TT_ERR_INDEX, "long gather, bad indices near the end");
+    tt_set_num_threads(before);
 }
 
 /* Eight values all sent to element 1 of a 3-element destination, for every mode and dtype. */
@@ -197,6 +229,7 @@ static void test_bad_arguments(void) {
 int main(void) {
     test_gather_two_indices();
     test_out_of_range();
+    test_long_gather();
     test_scatter_duplicates();
     test_nonzero();
     test_masked_fill();

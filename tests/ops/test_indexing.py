@@ -911,3 +911,34 @@ def test_whole_rows_gathered_and_scattered(layout):
     np.testing.assert_array_equal(x.numpy(), want)
     with pytest.raises(IndexError):
         x[tt.tensor([0, x_np.shape[0]])]
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.float16, np.float32, np.int32, np.float64, np.int64])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_large_one_index_gathers_match_numpy(dtype, threads):
+    """A gather through one index tensor runs a typed loop (one per item size), on the threads
+    when the row is long, with the next reads prefetched: x[idx] with negative indices, a strided
+    index tensor, index_select of rows of a transposed matrix and take_along_dim, against NumPy;
+    and an index out of range near the end of a long index still raises IndexError."""
+    rng = np.random.default_rng(7)
+    x = (rng.random(50_003) * 100).astype(dtype)
+    idx = rng.integers(-50_003, 50_003, 70_001)
+    before = tt.get_num_threads()
+    try:
+        tt.set_num_threads(threads)
+        tx, tidx = tt.from_numpy(x), tt.from_numpy(idx)
+        np.testing.assert_array_equal(tx[tidx].numpy(), x[idx])
+        np.testing.assert_array_equal(tx[tidx[::3]].numpy(), x[idx[::3]])
+        m = (rng.random((300, 257)) * 100).astype(dtype)
+        rows = rng.integers(0, 257, 40_000)
+        tm = tt.from_numpy(np.ascontiguousarray(m.T)).T                    # strided rows of the source
+        np.testing.assert_array_equal(tt.index_select(tm, 1, tt.from_numpy(rows)).numpy(), m[:, rows])
+        along = rng.integers(0, 257, (300, 200))
+        np.testing.assert_array_equal(tt.take_along_dim(tt.from_numpy(m), tt.from_numpy(along), 1).numpy(),
+                                      np.take_along_axis(m, along, 1))
+        bad = idx.copy()
+        bad[-5] = 50_003
+        with pytest.raises(IndexError):
+            tx[tt.from_numpy(bad)]
+    finally:
+        tt.set_num_threads(before)
