@@ -265,7 +265,10 @@ typedef struct one_index_gather {
         const int wrap = g->c->wrap;                                                            \
         for (int64_t i = begin; i < end; i++) {                                                 \
             if (i + GATHER_AHEAD < end) { /* unsigned: an unchecked index must not overflow */  \
-                const uint64_t ahead = *(const uint64_t *)(g->idx + (i + GATHER_AHEAD) * g->is); \
+                uint64_t ahead = *(const uint64_t *)(g->idx + (i + GATHER_AHEAD) * g->is);      \
+                if (wrap && (int64_t)ahead < 0) { /* where the read will be: x[-1] is the last */ \
+                    ahead += (uint64_t)size;                                                    \
+                }                                                                               \
                 __builtin_prefetch((const void *)((uintptr_t)g->src +                           \
                                                   (uint64_t)(i + GATHER_AHEAD) * (uint64_t)g->ss + \
                                                   ahead * (uint64_t)stride));                   \
