@@ -232,6 +232,21 @@ DEFINE_RADIX_FLOAT_KEY(double, uint64_t, UINT64_MAX)
 
 /* Selection pays when the kept prefix is this many times shorter than the row. */
 #define SELECT_RATIO 16
+
+/* How a row of `len` is sorted when its first `m` sorted positions are wanted: a heap of the
+   best m (topk), the radix sort (long rows; with a 32-bit position beside keys of up to 4 bytes,
+   `narrow`, only up to UINT32_MAX elements), or the merge sort. tt_sort sizes the row buffers by
+   the same answer, so the two cannot disagree. */
+enum { PATH_SELECT, PATH_RADIX, PATH_MERGE };
+static inline int sort_path(int64_t len, int64_t m, int narrow) {
+    if (m <= len / SELECT_RATIO) {
+        return PATH_SELECT;
+    }
+    if (len >= RADIX_MIN && (!narrow || len <= (int64_t)UINT32_MAX)) {
+        return PATH_RADIX;
+    }
+    return PATH_MERGE;
+}
 /* Elements of a contiguous row checked together against the worst kept key (see select_). */
 #define SELECT_BLOCK 16
 
@@ -347,10 +362,11 @@ static void write_sorted(const sort_ctx *c, const char *x, char *values, char *i
     static void sort_row_##name(const sort_ctx *c, const char *x, char *values, char *indices) {    \
         pair_##name *a = c->buffer, *b = c->scratch;                                                 \
         const int64_t m = c->start + c->count;                                                       \
-        if (m <= c->len / SELECT_RATIO) {                                                            \
+        const int path = sort_path(c->len, m, sizeof(RADIX_IT_##KT) < sizeof(int64_t));             \
+        if (path == PATH_SELECT) {                                                                   \
             select_##name(c, x, a, m);                                                               \
             write_sorted(c, x, values, indices, &a[0].index, sizeof a[0].index, sizeof *a, sizeof(T)); \
-        } else if (c->len >= RADIX_MIN && (sizeof(RADIX_IT_##KT) == 8 || c->len <= (int64_t)UINT32_MAX)) { \
+        } else if (path == PATH_RADIX) {                                                             \
             rpair_##name *ra = c->buffer, *rb = c->scratch;                                          \
             const RADIX_UT_##KT flip = c->descending ? (RADIX_UT_##KT) ~(RADIX_UT_##KT)0 : 0;        \
             for (int64_t i = 0; i < c->len; i++) {                                                   \
@@ -375,8 +391,12 @@ SORT_DTYPES(DEFINE_SORT_ROW)
 
 #define REGISTER_SORT_ROW(name, T, KT, LD, K, CODE) [CODE] = sort_row_##name,
 #define REGISTER_PAIR_SIZE(name, T, KT, LD, K, CODE) [CODE] = sizeof(pair_##name),
+#define REGISTER_RADIX_PAIR_SIZE(name, T, KT, LD, K, CODE) [CODE] = sizeof(rpair_##name),
+#define REGISTER_NARROW(name, T, KT, LD, K, CODE) [CODE] = sizeof(RADIX_IT_##KT) < sizeof(int64_t),
 static const sort_row_fn sort_rows_table[TT_NUM_DTYPES] = {SORT_DTYPES(REGISTER_SORT_ROW)};
 static const size_t pair_sizes[TT_NUM_DTYPES] = {SORT_DTYPES(REGISTER_PAIR_SIZE)};
+static const size_t radix_pair_sizes[TT_NUM_DTYPES] = {SORT_DTYPES(REGISTER_RADIX_PAIR_SIZE)};
+static const int narrow_positions[TT_NUM_DTYPES] = {SORT_DTYPES(REGISTER_NARROW)};
 
 /* The iterator's row function: n rows, operand 0 = indices, 1 = x, 2 = values (if any). */
 static void sort_rows(char **data, const int64_t *s, int64_t n, void *vctx) {
@@ -466,7 +486,9 @@ tt_status tt_sort(int ndim, const int64_t *shape, int dim,
     if (status != TT_OK) {
         return status;
     }
-    const size_t pair_size = pair_sizes[dtype];
+    /* len pairs per buffer, of the kind the rows' path uses (radix pairs may be half the size) */
+    const size_t pair_size = sort_path(len, start + count, narrow_positions[dtype]) == PATH_RADIX
+                                 ? radix_pair_sizes[dtype] : pair_sizes[dtype];
     if ((uint64_t)len > SIZE_MAX / pair_size) {
         return TT_ERR_OVERFLOW;
     }
