@@ -962,6 +962,10 @@ def where(condition: Any, input: Any = None, other: Any = None, *, out: Any = No
     >>> tt.where(x > 0, x, 0.5).tolist()
     [[1.0, 0.5], [0.5, 4.0]]
     """
+    if out is None and type(condition) is type(input) and isinstance(input, TensorImpl):
+        result = _fast_where(condition, input, other)
+        if result is not None:
+            return result
     if input is None and other is None:
         from t_tensor.indexing import nonzero
 
@@ -989,6 +993,34 @@ def where(condition: Any, input: Any = None, other: Any = None, *, out: Any = No
     if out is not None and isinstance(out, TensorImpl) and out._dtype is not dtype:
         raise RuntimeError(f"where: Expected out type to be {dtype.name} but got {out._dtype.name}")
     return ternary("where", lib.TT_WHERE, condition, input, other, dtypes.bool, dtype, out)
+
+
+def _fast_where(condition: TensorImpl, input: TensorImpl, other: Any) -> Any:
+    """``where(condition, input, other)`` in one C call (``tt_where_new``) for the plain case: a
+    dense bool condition and a dense `input` of one shape, and `other` a dense tensor of that
+    shape and input's dtype, or a Python number a float `input` holds (what `where`'s checks
+    would accept and result_type would keep in input's dtype), nothing recording. None to take
+    the general path, which decides everything else and raises the errors."""
+    dtype, shape = input._dtype, input._shape
+    if condition._dtype is not dtypes.bool or condition._shape != shape or (
+        _GRAD.enabled and (input._ag is not None or getattr(other, "_ag", None) is not None)
+    ):
+        return None
+    if not ((condition._dense or condition._is_dense()) and (input._dense or input._is_dense())):
+        return None
+    if type(other) is type(input):
+        if other._dtype is not dtype or other._shape != shape or not (other._dense or other._is_dense()):
+            return None
+        number = (0, 0, 0.0, 0)
+        b = other._storage._data + other._offset * dtype.itemsize
+    elif type(other) in (int, float) and dtype.is_floating_point and _plain_float_bound(other, dtype):
+        number = (1, other, 0, 1) if type(other) is int else (1, 0, other, 0)
+        b = 0
+    else:
+        return None
+    ptr = lib.tt_where_new(_prod(shape), condition._storage._data + condition._offset,
+                           input._storage._data + input._offset * dtype.itemsize, b, *number, dtype.code)
+    return wrap_new(type(input), ptr, shape, input._strides, dtype) if ptr else None
 
 
 def clamp(input: Any, min: Any = None, max: Any = None, *, out: Any = None) -> Any:

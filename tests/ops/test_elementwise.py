@@ -1367,6 +1367,38 @@ def test_clamp_nan_in_bounds_and_min_above_max_like_torch():
     assert got.tolist()[0] == 2.0
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32, np.bool_])
+def test_where_fast_call_and_general_path_agree(dtype):
+    """where with a dense bool condition and a dense input takes one C call (tt_where_new) when
+    `other` is a dense tensor of that shape and dtype, or a Python number a float input holds;
+    the same operands in a transposed layout take the general ternary path. Both give the same
+    bits (NaN payloads and -0.0 kept, numbers converted alike) and torch's values; numbers a
+    float16 input cannot hold (1e5) and numbers for integer inputs stay on the general path."""
+    rng = np.random.default_rng(3)
+    if dtype == np.bool_:
+        x, y = rng.random((5, 8)) < 0.5, rng.random((5, 8)) < 0.5
+    elif dtype == np.int32:
+        x, y = rng.integers(-9, 9, (5, 8)).astype(dtype), rng.integers(-9, 9, (5, 8)).astype(dtype)
+    else:
+        x, y = rng.standard_normal((5, 8)).astype(dtype), rng.standard_normal((5, 8)).astype(dtype)
+        x[0, :4] = [np.nan, -0.0, np.inf, -np.inf]
+        if dtype == np.float32:
+            x[1, 0] = np.array([0x7FC00123], np.uint32).view(np.float32)[0]   # a NaN with a payload
+        y[0, :2] = [-0.0, np.nan]
+    cond = rng.random((5, 8)) < 0.5
+    others = [y] + ([0, -0.0, 0.1, 2**40, -3, float("inf"), 1e5] if dtype not in (np.int32, np.bool_) else [3])
+    transposed = {k: tt.from_numpy(np.ascontiguousarray(v.T)).T for k, v in (("c", cond), ("x", x), ("y", y))}
+    for other in others:
+        def call(lib, c, a, b, other=other):
+            return lib.where(c, a, b if isinstance(other, np.ndarray) else other)
+
+        dense = check([cond, x, y], call).numpy()
+        strided = tt.where(transposed["c"], transposed["x"],
+                           transposed["y"] if isinstance(other, np.ndarray) else other).numpy()
+        assert dense.dtype == strided.dtype
+        np.testing.assert_array_equal(dense.view(np.uint8), strided.view(np.uint8))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_clamp_vector_loop_has_the_bits_of_maximum_then_minimum(dtype):
     """The clamp row is written as plain compares and NaN selects so that it vectorizes; over

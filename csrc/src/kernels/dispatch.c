@@ -149,6 +149,29 @@ tt_storage *tt_clamp_scalars_new(int64_t n, uintptr_t a, int64_t low_int, double
                                   broadcast, tt_storage_data_address(out), stride, dtype));
 }
 
+tt_storage *tt_where_new(int64_t n, uintptr_t cond, uintptr_t a, uintptr_t b, int b_is_number, int64_t b_int,
+                         double b_float, int b_is_int, int dtype) {
+    if (dtype < 0 || dtype >= TT_NUM_DTYPES) {
+        return NULL;
+    }
+    uint64_t number;
+    if (b_is_number) {
+        if (convert_scalar(b_int, b_float, b_is_int, dtype, &number) != TT_OK) {
+            return NULL;
+        }
+        b = (uintptr_t)&number;
+    }
+    tt_storage *out = new_output(n, dtype);
+    if (out == NULL) {
+        return NULL;
+    }
+    const int64_t shape[1] = {n};
+    const int64_t stride[1] = {1};
+    const int64_t broadcast[1] = {0};
+    return finish(out, tt_ternary(TT_WHERE, 1, shape, cond, stride, a, stride, b, b_is_number ? broadcast : stride,
+                                  tt_storage_data_address(out), stride, dtype));
+}
+
 tt_storage *tt_reduce_new(int op, int64_t outer, int64_t size, int64_t inner, uintptr_t x, int dtype, int out_dtype,
                           double param) {
     if (outer < 0 || size < 0 || inner < 0 || (inner > 0 && outer > INT64_MAX / inner)) {

@@ -35,6 +35,14 @@ tt_storage *tt_binary_scalar_new(int op, int64_t n, uintptr_t a, int64_t s_int, 
 tt_storage *tt_clamp_scalars_new(int64_t n, uintptr_t a, int64_t low_int, double low_float, int low_is_int,
                                  int64_t high_int, double high_float, int high_is_int, int dtype);
 
+/* out[i] = cond[i] ? a[i] : b[i] for i < n, as tt_ternary's WHERE (the chosen element's bits),
+   with cond a contiguous bool array and a, b and the output contiguous, of `dtype`. When
+   b_is_number != 0, b is the number given as in tt_binary_scalar_new (the int64 b_int when
+   b_is_int != 0, else the double b_float), converted to `dtype` the same way, and the b argument
+   is unused. Returns a new reference, or NULL (a bad dtype, out of memory). Borrows cond, a, b. */
+tt_storage *tt_where_new(int64_t n, uintptr_t cond, uintptr_t a, uintptr_t b, int b_is_number, int64_t b_int,
+                         double b_float, int b_is_int, int dtype);
+
 /* out = op(a, b) over `shape` (ndim dims), a and b of `dtype` read through their strides (in
    elements; 0 for a broadcast dim), into a fresh row-major storage of `out_dtype`: broadcasting,
    transposed and sliced operands in one call. Borrows everything. */
