@@ -128,6 +128,21 @@ tt_storage *tt_binary_scalar_new(int op, int64_t n, uintptr_t a, int64_t s_int, 
                                                    tt_storage_data_address(out), dtype));
 }
 
+/* tt_ternary's `op` into a new contiguous output of n elements of `dtype`: a contiguous, b and c
+   contiguous or, when *_broadcast != 0, one element read for every position. */
+static tt_storage *ternary_new(int op, int64_t n, uintptr_t a, uintptr_t b, int b_broadcast, uintptr_t c,
+                               int c_broadcast, int dtype) {
+    tt_storage *out = new_output(n, dtype);
+    if (out == NULL) {
+        return NULL;
+    }
+    const int64_t shape[1] = {n};
+    const int64_t stride[1] = {1};
+    const int64_t broadcast[1] = {0};
+    return finish(out, tt_ternary(op, 1, shape, a, stride, b, b_broadcast ? broadcast : stride, c,
+                                  c_broadcast ? broadcast : stride, tt_storage_data_address(out), stride, dtype));
+}
+
 tt_storage *tt_clamp_scalars_new(int64_t n, uintptr_t a, int64_t low_int, double low_float, int low_is_int,
                                  int64_t high_int, double high_float, int high_is_int, int dtype) {
     if (dtype < 0 || dtype >= TT_NUM_DTYPES) {
@@ -138,15 +153,7 @@ tt_storage *tt_clamp_scalars_new(int64_t n, uintptr_t a, int64_t low_int, double
         convert_scalar(high_int, high_float, high_is_int, dtype, &high) != TT_OK) {
         return NULL;
     }
-    tt_storage *out = new_output(n, dtype);
-    if (out == NULL) {
-        return NULL;
-    }
-    const int64_t shape[1] = {n};
-    const int64_t stride[1] = {1};
-    const int64_t broadcast[1] = {0};
-    return finish(out, tt_ternary(TT_CLAMP, 1, shape, a, stride, (uintptr_t)&low, broadcast, (uintptr_t)&high,
-                                  broadcast, tt_storage_data_address(out), stride, dtype));
+    return ternary_new(TT_CLAMP, n, a, (uintptr_t)&low, 1, (uintptr_t)&high, 1, dtype);
 }
 
 tt_storage *tt_where_new(int64_t n, uintptr_t cond, uintptr_t a, uintptr_t b, int b_is_number, int64_t b_int,
@@ -161,15 +168,7 @@ tt_storage *tt_where_new(int64_t n, uintptr_t cond, uintptr_t a, uintptr_t b, in
         }
         b = (uintptr_t)&number;
     }
-    tt_storage *out = new_output(n, dtype);
-    if (out == NULL) {
-        return NULL;
-    }
-    const int64_t shape[1] = {n};
-    const int64_t stride[1] = {1};
-    const int64_t broadcast[1] = {0};
-    return finish(out, tt_ternary(TT_WHERE, 1, shape, cond, stride, a, stride, b, b_is_number ? broadcast : stride,
-                                  tt_storage_data_address(out), stride, dtype));
+    return ternary_new(TT_WHERE, n, cond, a, 0, b, b_is_number, dtype);
 }
 
 tt_storage *tt_reduce_new(int op, int64_t outer, int64_t size, int64_t inner, uintptr_t x, int dtype, int out_dtype,
