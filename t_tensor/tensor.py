@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from t_tensor import dtypes, indexing
+from t_tensor import _cfast, dtypes, indexing
 from t_tensor import strides as S
 from t_tensor._capi import check, ffi, lib
 from t_tensor.autograd.function import FUNCTIONS
@@ -31,6 +31,7 @@ from t_tensor.manipulation import ManipulationOps
 from t_tensor.printing import tensor_repr
 from t_tensor.reductions import ReductionOps
 from t_tensor.sorting import SortingOps
+from t_tensor.storage import Storage
 from t_tensor.tensor_impl import TensorImpl
 from t_tensor.views import ViewOps
 
@@ -491,6 +492,10 @@ class Tensor(AutogradOps, ViewOps, ElementwiseOps, ManipulationOps, SortingOps, 
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (1, 0)
+
+
+# The binary operators' plain case and Storage's finalizer run in C from here on (t_tensor/_cfast.py).
+_cfast.install(Tensor, Storage)
 
 
 class _ArrayView:

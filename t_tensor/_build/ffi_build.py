@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CSRC = ROOT / "csrc"
 INCLUDE = CSRC / "include"
 
-# Declarations that exist only in the extension (csrc/python/py_glue.c and cffi callbacks), and
+# Declarations that exist only in the extension (csrc/python/*.c and cffi callbacks), and
 # the one field of tt_storage that Python reads directly (csrc/src/storage_impl.h says why); the
 # rest of the struct stays opaque ("...": the compiler fills in the layout).
 PYTHON_ONLY_CDEF = """
@@ -47,6 +47,21 @@ struct tt_storage { uintptr_t data_address; ...; };
 extern "Python" void tt_py_release_handle(void *ctx, void *data);
 uintptr_t tt_py_capsule_destructor(void);
 const char *tt_py_capsule_name(int versioned, int used);
+int tt_py_install_fast_ops(const char *module_name);
+"""
+
+# C that must sit inside cffi's generated module, because only that file sees cffi's own C API
+# (`_cffi_from_c_pointer`, `_cffi_to_c_pointer`: how generated wrappers make and read pointer
+# objects). csrc/python/fast_ops.c calls these two to make the `tt_storage *` objects that
+# Storage holds, exactly as a cffi call returning one would, and to read them back. `ctype` is
+# ``ffi.typeof("tt_storage *")``, which is the ctype descriptor cffi's C API takes.
+CFFI_BRIDGE = """
+PyObject *tt_py_cdata_from_pointer(void *pointer, PyObject *ctype) {
+    return _cffi_from_c_pointer((char *)pointer, (struct _cffi_ctypedescr *)ctype);
+}
+void *tt_py_cdata_to_pointer(PyObject *cdata, PyObject *ctype) {
+    return _cffi_to_c_pointer(cdata, (struct _cffi_ctypedescr *)ctype);
+}
 """
 
 
@@ -96,8 +111,9 @@ ffibuilder.cdef("".join(path.read_text() for path in api_headers()) + PYTHON_ONL
 ffibuilder.set_source(
     "t_tensor._C",
     source_preamble() + '#include "storage_impl.h"\n' + "uintptr_t tt_py_capsule_destructor(void);\n"
-    "const char *tt_py_capsule_name(int versioned, int used);\n",
-    sources=core_sources() + ["csrc/python/py_glue.c"],
+    "const char *tt_py_capsule_name(int versioned, int used);\n"
+    "int tt_py_install_fast_ops(const char *module_name);\n" + CFFI_BRIDGE,
+    sources=core_sources() + ["csrc/python/py_glue.c", "csrc/python/fast_ops.c"],
     include_dirs=[str(INCLUDE), str(CSRC / "src")],
     extra_compile_args=compile_args(),
     extra_link_args=["-pthread"] + sanitizer_args(),

@@ -21,8 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import t_tensor as tt
+from t_tensor import _cfast
 from t_tensor import elementwise as E
 from t_tensor import strides as S
+from t_tensor._capi import lib
+from t_tensor.storage import Storage
 
 ALL = [tt.bool, tt.int8, tt.int16, tt.int32, tt.int64, tt.uint8, tt.float16, tt.float32, tt.float64]
 VALUES = [0, 1, -1, 2, -3, 7, 100, -128]
@@ -151,6 +154,8 @@ def test_density_cache_follows_the_layout() -> None:
 
 
 def test_integer_division_by_zero_on_the_fast_path_raises_and_leaks_nothing() -> None:
+    # `a // zero` is the C operator's plain case: the kernel stops, C hands the call over, and the
+    # Python operator's general path raises
     before = tt.live_storages()
     a, zero = tt.tensor([5, 6]), tt.tensor([0, 1])
     for _ in range(3):
@@ -169,6 +174,145 @@ def test_fast_paths_do_not_leak_storages() -> None:
         _ = (x + x, x * 2.0, 1 - x, x.exp(), x[1:], x.view(2, 2), x[0].item(), tt.zeros(3), tt.tensor([1, 2]))
     del _
     assert tt.live_storages() == before
+
+
+# ---------------------------------------------------------------------- the operators in C
+#
+# Tensor's binary operators are C methods (csrc/python/fast_ops.c) that run the plain case (two
+# contiguous tensors of one dtype and shape, no autograd) and hand everything else to the Python
+# operator they replace (t_tensor/_cfast.py). `E.binary(fn, a, b)` calls the Python operator, so
+# these tests reach the C methods through the operators themselves.
+
+OPERATOR_METHODS = sorted(_cfast._OPERATOR_METHODS)
+
+
+def test_every_binary_operator_of_tensor_is_a_c_method() -> None:
+    assert len(OPERATOR_METHODS) == 18 and "__add__" in OPERATOR_METHODS and "__ge__" in OPERATOR_METHODS
+    for name in OPERATOR_METHODS:
+        method = getattr(tt.Tensor, name)
+        assert type(method).__name__ == "method_descriptor" and method.__name__ == name
+    assert type(tt.Tensor.__radd__).__name__ == "function"  # reflected ones stay Python: a number is first
+    assert type(Storage.__del__).__name__ == "method_descriptor"
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
+@pytest.mark.parametrize("name", OPERATOR_METHODS)
+def test_c_operator_equals_python_operator_and_general_path(name: str, dtype) -> None:
+    a_values, b_values = values_of(dtype), np.roll(values_of(dtype), 3)
+    python = _cfast.python_operator(name)
+    in_c = outcome(lambda: getattr(dense(a_values), name)(dense(b_values)))
+    assert in_c == outcome(lambda: python(dense(a_values), dense(b_values)))
+    fn = _cfast._OPERATOR_METHODS[name]
+    agree(lambda a, b, out=None: getattr(a, name)(b) if out is None else E.binary(fn, a, b, out), a_values, b_values)
+    if isinstance(in_c[0], tt.dtypes.DType):
+        result = getattr(dense(a_values), name)(dense(b_values))
+        assert type(result) is tt.Tensor and result._dense is True and result._ag is None
+        assert result.stride() == (1,) and result.storage_offset() == 0
+        assert result.untyped_storage().use_count() == 1
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (2, 0), (3, 1, 2), (1000,), (70_000,)], ids=str)
+def test_c_operator_shapes_match_numpy(shape) -> None:
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal(shape).astype(np.float32), rng.standard_normal(shape).astype(np.float32)
+    # shapes built separately: equal tuples that are not one object (and ints above the small-int cache)
+    a, b = tt.tensor(x), tt.tensor(y)
+    assert a.shape == b.shape
+    for name, reference in [("__add__", np.add), ("__mul__", np.multiply), ("__lt__", np.less)]:
+        got = getattr(a, name)(b)
+        assert got.shape == shape and got.dtype == tt.tensor(reference(x, y)).dtype
+        np.testing.assert_array_equal(got.numpy(), reference(x, y))
+
+
+def test_c_operator_reads_the_storage_offset() -> None:
+    x = np.arange(10, dtype=np.float64)
+    a, b = tt.tensor(x)[3:], tt.tensor(x * 10)[1:8]
+    assert a._is_dense() and b._is_dense()  # now known dense: the C path takes them, offsets and all
+    np.testing.assert_array_equal((a + b).numpy(), x[3:] + x[1:8] * 10)
+    np.testing.assert_array_equal((a[2:5] - b[:3]).numpy(), x[5:8] - x[1:4] * 10)
+
+
+def test_c_operator_leaves_everything_else_to_the_python_operator() -> None:
+    x = np.array([[1.0, -2.0, 3.0], [4.0, 5.5, -6.0]], dtype=np.float32)
+    a = tt.tensor(x)
+    row, wide, ints = tt.tensor(x[0]), tt.tensor(x.astype(np.float64)), tt.tensor(x.astype(np.int32))
+    cases = [
+        (a, row, x + x[0]),                                  # broadcasting
+        (a, wide, x.astype(np.float64) + x),                 # promotion
+        (a, ints, (x + x.astype(np.int32)).astype(np.float32)),  # PyTorch's rule: float32 wins over int32
+        (a.T, a.T, (x + x).T),                               # not dense
+        (a, 2, x + 2),                                       # a number
+        (a, np.float32(2), x + 2),
+    ]
+    for left, right, expected in cases:
+        got = left + right
+        assert got.dtype == tt.tensor(expected).dtype
+        np.testing.assert_array_equal(got.numpy(), expected)
+    assert (2 + a).tolist() == (x + 2).tolist()
+    for name in OPERATOR_METHODS:  # operands the Python operator refuses: the same error
+        python = _cfast.python_operator(name)
+        for other in ("x", None, [1.0, 2.0]):
+            assert outcome(lambda n=name, o=other: getattr(a, n)(o)) == outcome(lambda p=python, o=other: p(a, o))
+    with pytest.raises(TypeError):
+        pow(a, a, 2)  # three arguments reach the Python operator, which takes two
+    np.testing.assert_array_equal(a.__add__(b=a).numpy(), x + x)  # keywords too
+    np.testing.assert_array_equal(tt.Tensor.__mul__(a, a).numpy(), x * x)
+
+
+def test_c_operator_leaves_autograd_and_subclasses_to_the_python_operator() -> None:
+    w = tt.tensor([1.0, 2.0], requires_grad=True)
+    v = tt.tensor([3.0, 4.0])
+    (w * v).sum().backward()
+    assert w.grad.tolist() == [3.0, 4.0]
+    with tt.no_grad():
+        assert (w * v).grad_fn is None and (w * v).tolist() == [3.0, 8.0]
+    p = tt.nn.Parameter(tt.ones(2))
+    with tt.no_grad():
+        assert type(p + p) is type(_cfast.python_operator("__add__")(p, p))
+    assert (p + p).grad_fn is not None
+
+
+def test_c_operators_from_two_threads_agree_with_numpy() -> None:
+    # outputs of 64 KiB and more run with the GIL released: two threads at once must still be right
+    import threading
+
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal(1 << 18).astype(np.float32), rng.standard_normal(1 << 18).astype(np.float32)
+    a, b = tt.tensor(x), tt.tensor(y)
+    errors = []
+
+    def work(name, reference):
+        for _ in range(20):
+            if not np.array_equal(getattr(a, name)(b).numpy(), reference(x, y)):
+                errors.append(name)
+
+    threads = [threading.Thread(target=work, args=case) for case in [("__add__", np.add), ("__ge__", np.greater_equal)]]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+
+
+def test_c_storage_finalizer_releases_once_and_tolerates_a_failed_constructor() -> None:
+    before = tt.live_storages()
+    s = Storage.allocate(64)
+    views = [s.share() for _ in range(3)]
+    assert s.use_count() == 4 and tt.live_storages() == before + 1
+    del views
+    assert s.use_count() == 1
+    del s
+    assert tt.live_storages() == before
+    with pytest.raises(TypeError, match="Storage"):
+        Storage(123)  # __init__ fails before owning anything: the finalizer must release nothing
+    assert tt.live_storages() == before
+
+
+def test_c_operators_install_once_per_process() -> None:
+    assert lib.tt_py_install_fast_ops(b"t_tensor._cfast") == -1
+    assert isinstance(_cfast._ERROR, RuntimeError) and "already installed" in str(_cfast._ERROR)
+    assert lib.tt_py_install_fast_ops(b"no.such.module") == -1
+    assert (tt.ones(2) + tt.ones(2)).tolist() == [2.0, 2.0]
 
 
 # ---------------------------------------------------------------------- storage ownership

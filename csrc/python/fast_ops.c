@@ -1,0 +1,488 @@
+/*
+ * fast_ops.c: Tensor's binary operators (a + b, a < b, ...) and Storage's finalizer as CPython
+ * methods, for the one case that dominates small-tensor code.
+ *
+ * Why this file exists. Every other call from Python into C goes through cffi, and cffi's API
+ * mode releases and retakes the GIL around each call, converts each argument, and is reached from
+ * a Python function frame. For a 4-element `a + b` that overhead is most of the cost: the Python
+ * operator took about 12,100 instructions per call against NumPy's 5,100
+ * (docs/performance_dispatch.md, "Fifth round"). These methods do the operator's same-layout
+ * fast path in C, holding the GIL (released only for outputs large enough to be worth it), and
+ * hand every other case to the Python operator unchanged. They make no decision of their own
+ * beyond "is this the plain case": which (op, dtype) pairs may run and what dtype they give comes
+ * from elementwise.py's own tables, read once at install time.
+ *
+ * The plain case, exactly the Python operator's first branch with grad not involved:
+ *   both operands are exactly t_tensor.Tensor (subclasses fall back), neither records autograd
+ *   (`_ag is None`), same dtype object, equal shapes, both known contiguous (`_dense is True`),
+ *   and elementwise.py's table has an entry for (op, dtype).
+ * The result is built as wrap_new builds it: a new Storage holding the new strong reference and a
+ * Tensor with the operand's shape and strides, offset 0, the entry's dtype, dense, no autograd.
+ *
+ * How Python objects are read. Tensor and Storage are Python classes with __slots__; a slot is a
+ * PyObject* at a fixed offset in the instance, which the class's member descriptor records. The
+ * offsets are read from those descriptors at install time (never hard-coded), and an unset slot
+ * (NULL) sends the call to the Python operator, which raises as before.
+ *
+ * Ownership. install_fast_ops keeps one reference to the spec tuple for the life of the
+ * process; every PyObject* stored in `fast` below is borrowed from it. Methods return new
+ * references, as CPython requires.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#include "tt/tt.h"
+#include "tt/kernels/dispatch.h"
+
+/* Defined in cffi's generated module (t_tensor/_build/ffi_build.py's preamble): a cffi
+ * `tt_storage *` object for a pointer (new reference), and back (borrows). */
+PyObject *tt_py_cdata_from_pointer(void *pointer, PyObject *ctype);
+void *tt_py_cdata_to_pointer(PyObject *cdata, PyObject *ctype);
+
+#define MAX_DTYPES 16
+#define MAX_OPERATORS 24
+/* Outputs at least this large run with the GIL released, so other Python threads go on while
+ * the kernel runs; below it, releasing and retaking the GIL costs more than the kernel. */
+#define RELEASE_GIL_BYTES ((int64_t)1 << 16)
+
+typedef struct {
+    PyObject *fallback;              /* the Python operator: takes every other case */
+    int op_code[MAX_DTYPES];         /* -1: no fast entry for this operand dtype */
+    int out_code[MAX_DTYPES];
+    PyObject *out_dtype[MAX_DTYPES];
+} binary_operator;
+
+static struct {
+    PyObject *spec; /* owned; everything else here is borrowed from it */
+    PyTypeObject *tensor_type;
+    PyTypeObject *storage_type;
+    PyObject *storage_ctype;
+    /* slot offsets: TensorImpl's fields and Storage's */
+    Py_ssize_t t_storage, t_shape, t_strides, t_offset, t_dtype, t_dense, t_ag;
+    Py_ssize_t s_ptr, s_data;
+    int ndtypes;
+    PyObject *dtypes[MAX_DTYPES];
+    int64_t itemsize[MAX_DTYPES];
+    int noperators;
+    binary_operator operators[MAX_OPERATORS];
+    PyMethodDef operator_defs[MAX_OPERATORS];
+    PyMethodDef storage_del_def;
+} fast;
+
+#define SLOT(object, offset) (*(PyObject **)((char *)(object) + (offset)))
+
+/* ------------------------------------------------------------------ the methods */
+
+/* fallback(self, *args, **kwargs) with the vectorcall arguments of a METH_FASTCALL|METH_KEYWORDS
+ * method. Returns a new reference or NULL with an exception set. */
+static PyObject *call_fallback(PyObject *fallback, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames) {
+    Py_ssize_t total = nargs + (kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject *small[8];
+    PyObject **stack = total < 8 ? small : PyMem_Malloc((size_t)(total + 1) * sizeof(PyObject *));
+    if (stack == NULL) {
+        return PyErr_NoMemory();
+    }
+    stack[0] = self;
+    for (Py_ssize_t i = 0; i < total; i++) {
+        stack[i + 1] = args[i];
+    }
+    PyObject *result = PyObject_Vectorcall(fallback, stack, (size_t)nargs + 1, kwnames);
+    if (stack != small) {
+        PyMem_Free(stack);
+    }
+    return result;
+}
+
+/* The dtype code of a DType object, or -1 when it is not one of the install-time dtypes. */
+static int dtype_code(PyObject *dtype) {
+    for (int code = 0; code < fast.ndtypes; code++) {
+        if (fast.dtypes[code] == dtype) {
+            return code;
+        }
+    }
+    return -1;
+}
+
+/* Whether two shape tuples are equal; -1 with an exception set if a comparison raised. */
+static int same_shape(PyObject *a, PyObject *b) {
+    if (a == b) {
+        return 1;
+    }
+    if (!PyTuple_CheckExact(a) || !PyTuple_CheckExact(b) || PyTuple_GET_SIZE(a) != PyTuple_GET_SIZE(b)) {
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a); i++) {
+        PyObject *x = PyTuple_GET_ITEM(a, i), *y = PyTuple_GET_ITEM(b, i);
+        if (x != y) { /* small ints are shared objects, so this is the common exit */
+            int equal = PyObject_RichCompareBool(x, y, Py_EQ);
+            if (equal <= 0) {
+                return equal;
+            }
+        }
+    }
+    return 1;
+}
+
+/* The number of elements of a valid shape tuple (non-negative ints whose product fits), or -1
+ * with an exception set if an item is not an int. */
+static int64_t shape_numel(PyObject *shape) {
+    int64_t numel = 1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); i++) {
+        Py_ssize_t size = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        if (size < 0) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_ValueError, "negative size"); /* a TensorImpl never has one */
+            }
+            return -1;
+        }
+        numel *= size;
+    }
+    return numel;
+}
+
+/* The byte address of element 0 of a tensor (its storage's data address plus its offset in
+ * bytes); 0 with an exception set on failure. */
+static uintptr_t element_zero_address(PyObject *tensor, int64_t itemsize) {
+    PyObject *storage = SLOT(tensor, fast.t_storage);
+    PyObject *offset = SLOT(tensor, fast.t_offset);
+    if (storage == NULL || offset == NULL || Py_TYPE(storage) != fast.storage_type) {
+        PyErr_SetString(PyExc_AttributeError, "tensor without storage");
+        return 0;
+    }
+    PyObject *data = SLOT(storage, fast.s_data);
+    if (data == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "storage without data address");
+        return 0;
+    }
+    uintptr_t address = (uintptr_t)PyLong_AsUnsignedLongLong(data);
+    Py_ssize_t elements = PyLong_AsSsize_t(offset);
+    if ((address == (uintptr_t)-1 || elements == -1) && PyErr_Occurred()) {
+        return 0;
+    }
+    return address + (uintptr_t)elements * (uintptr_t)itemsize; /* unsigned: wraps like C's own */
+}
+
+/* A new Tensor over the fresh storage `ptr` (its one strong reference is taken over, also on
+ * failure), shaped like `like`, offset 0, dtype `dtype`. New reference, or NULL with an exception. */
+static PyObject *wrap_new(tt_storage *ptr, PyObject *like, PyObject *dtype) {
+    PyObject *storage = fast.storage_type->tp_alloc(fast.storage_type, 0);
+    if (storage == NULL) {
+        tt_storage_release(ptr);
+        return NULL;
+    }
+    PyObject *data = PyLong_FromUnsignedLongLong(tt_storage_data_address(ptr));
+    PyObject *pointer = data != NULL ? tt_py_cdata_from_pointer(ptr, fast.storage_ctype) : NULL;
+    if (pointer == NULL) {
+        Py_XDECREF(data);
+        Py_DECREF(storage); /* _ptr unset: the finalizer releases nothing */
+        tt_storage_release(ptr);
+        return NULL;
+    }
+    SLOT(storage, fast.s_data) = data;
+    SLOT(storage, fast.s_ptr) = pointer; /* from here on the Storage owns the reference */
+
+    PyObject *result = fast.tensor_type->tp_alloc(fast.tensor_type, 0);
+    if (result == NULL) {
+        Py_DECREF(storage);
+        return NULL;
+    }
+    PyObject *shape = SLOT(like, fast.t_shape), *strides = SLOT(like, fast.t_strides);
+    SLOT(result, fast.t_storage) = storage;
+    SLOT(result, fast.t_shape) = Py_NewRef(shape);
+    SLOT(result, fast.t_strides) = Py_NewRef(strides);
+    SLOT(result, fast.t_offset) = PyLong_FromLong(0); /* a cached small int: cannot fail */
+    SLOT(result, fast.t_dtype) = Py_NewRef(dtype);
+    SLOT(result, fast.t_dense) = Py_NewRef(Py_True);
+    SLOT(result, fast.t_ag) = Py_NewRef(Py_None);
+    return result;
+}
+
+/* The operator's plain case (see the top of the file); NULL without an exception set means
+ * "not the plain case": the caller runs the Python operator. */
+static PyObject *binary_plain_case(const binary_operator *op, PyObject *a, PyObject *b) {
+    if (Py_TYPE(a) != fast.tensor_type || Py_TYPE(b) != fast.tensor_type) {
+        return NULL;
+    }
+    PyObject *dtype = SLOT(a, fast.t_dtype);
+    if (dtype == NULL || SLOT(b, fast.t_dtype) != dtype || SLOT(a, fast.t_ag) != Py_None ||
+        SLOT(b, fast.t_ag) != Py_None || SLOT(a, fast.t_dense) != Py_True || SLOT(b, fast.t_dense) != Py_True) {
+        return NULL;
+    }
+    int code = dtype_code(dtype);
+    if (code < 0 || op->op_code[code] < 0) {
+        return NULL;
+    }
+    PyObject *shape = SLOT(a, fast.t_shape), *b_shape = SLOT(b, fast.t_shape);
+    if (shape == NULL || b_shape == NULL || SLOT(a, fast.t_strides) == NULL || !PyTuple_CheckExact(shape) ||
+        same_shape(shape, b_shape) != 1) {
+        PyErr_Clear();
+        return NULL;
+    }
+    int64_t itemsize = fast.itemsize[code];
+    int64_t numel = shape_numel(shape);
+    uintptr_t a_data = numel >= 0 ? element_zero_address(a, itemsize) : 0;
+    uintptr_t b_data = numel >= 0 ? element_zero_address(b, itemsize) : 0;
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return NULL;
+    }
+    tt_storage *ptr;
+    if (numel * itemsize >= RELEASE_GIL_BYTES) {
+        Py_BEGIN_ALLOW_THREADS
+        ptr = tt_binary_new(op->op_code[code], numel, a_data, b_data, code, op->out_code[code]);
+        Py_END_ALLOW_THREADS
+    } else {
+        ptr = tt_binary_new(op->op_code[code], numel, a_data, b_data, code, op->out_code[code]);
+    }
+    if (ptr == NULL) {
+        return NULL; /* out of memory or refused: the Python operator's general path raises */
+    }
+    PyObject *result = wrap_new(ptr, a, op->out_dtype[code]);
+    if (result == NULL) {
+        PyErr_Clear(); /* the general path tries again and raises its own error */
+    }
+    return result;
+}
+
+static PyObject *binary_method(const binary_operator *op, PyObject *self, PyObject *const *args,
+                               Py_ssize_t nargs, PyObject *kwnames) {
+    if (nargs == 1 && kwnames == NULL) {
+        PyObject *result = binary_plain_case(op, self, args[0]);
+        if (result != NULL) {
+            return result;
+        }
+    }
+    return call_fallback(op->fallback, self, args, nargs, kwnames);
+}
+
+/* One C function per operator slot: a method gets no pointer to its own definition, so each
+ * slot's function passes its index. */
+#define OPERATOR_METHOD(k)                                                                           \
+    static PyObject *operator_##k(PyObject *self, PyObject *const *args, Py_ssize_t nargs,           \
+                                  PyObject *kwnames) {                                               \
+        return binary_method(&fast.operators[k], self, args, nargs, kwnames);                        \
+    }
+OPERATOR_METHOD(0) OPERATOR_METHOD(1) OPERATOR_METHOD(2) OPERATOR_METHOD(3) OPERATOR_METHOD(4)
+OPERATOR_METHOD(5) OPERATOR_METHOD(6) OPERATOR_METHOD(7) OPERATOR_METHOD(8) OPERATOR_METHOD(9)
+OPERATOR_METHOD(10) OPERATOR_METHOD(11) OPERATOR_METHOD(12) OPERATOR_METHOD(13) OPERATOR_METHOD(14)
+OPERATOR_METHOD(15) OPERATOR_METHOD(16) OPERATOR_METHOD(17) OPERATOR_METHOD(18) OPERATOR_METHOD(19)
+OPERATOR_METHOD(20) OPERATOR_METHOD(21) OPERATOR_METHOD(22) OPERATOR_METHOD(23)
+
+static PyObject *(*const operator_functions[MAX_OPERATORS])(PyObject *, PyObject *const *, Py_ssize_t,
+                                                            PyObject *) = {
+    operator_0,  operator_1,  operator_2,  operator_3,  operator_4,  operator_5,  operator_6,  operator_7,
+    operator_8,  operator_9,  operator_10, operator_11, operator_12, operator_13, operator_14, operator_15,
+    operator_16, operator_17, operator_18, operator_19, operator_20, operator_21, operator_22, operator_23,
+};
+
+/* Storage.__del__: release the one strong reference this Storage owns, if it got as far as owning
+ * one (`_ptr` is set last by every constructor). CPython calls it once per object (PEP 442). */
+static PyObject *storage_del(PyObject *self, PyObject *Py_UNUSED(ignored)) {
+    PyObject *pointer = SLOT(self, fast.s_ptr);
+    if (pointer == NULL) {
+        Py_RETURN_NONE;
+    }
+    tt_storage *storage = tt_py_cdata_to_pointer(pointer, fast.storage_ctype);
+    if (storage == NULL) {
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    }
+    tt_storage_release(storage);
+    Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------ install */
+
+/* The offset of the object slot `name` of `type` (its member descriptor's), or -1 with an
+ * exception set. */
+static Py_ssize_t slot_offset(PyTypeObject *type, const char *name) {
+    PyObject *descriptor = PyObject_GetAttrString((PyObject *)type, name);
+    if (descriptor == NULL) {
+        return -1;
+    }
+    Py_ssize_t offset = -1;
+    if (Py_TYPE(descriptor) == &PyMemberDescr_Type &&
+        ((PyMemberDescrObject *)descriptor)->d_member->type == T_OBJECT_EX) {
+        offset = ((PyMemberDescrObject *)descriptor)->d_member->offset;
+    } else {
+        PyErr_Format(PyExc_TypeError, "%s.%s is not a __slots__ field", type->tp_name, name);
+    }
+    Py_DECREF(descriptor);
+    return offset;
+}
+
+static int read_int_attribute(PyObject *object, const char *name, long low, long high, long *value) {
+    PyObject *attribute = PyObject_GetAttrString(object, name);
+    if (attribute == NULL) {
+        return -1;
+    }
+    *value = PyLong_AsLong(attribute);
+    Py_DECREF(attribute);
+    if (*value == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (*value < low || *value > high) {
+        PyErr_Format(PyExc_ValueError, "%s = %ld is out of range", name, *value);
+        return -1;
+    }
+    return 0;
+}
+
+/* Fill `fast` from the spec tuple (see t_tensor/_cfast.py) and build the methods; returns the
+ * dict {name: method descriptor} (new reference) or NULL with an exception set. */
+static PyObject *build_methods(PyObject *spec) {
+    PyTypeObject *tensor_type, *storage_type;
+    PyObject *ctype, *dtypes, *operators;
+    if (!PyArg_ParseTuple(spec, "O!O!OO!O!", &PyType_Type, &tensor_type, &PyType_Type, &storage_type, &ctype,
+                          &PyTuple_Type, &dtypes, &PyTuple_Type, &operators)) {
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(dtypes) > MAX_DTYPES || PyTuple_GET_SIZE(operators) > MAX_OPERATORS) {
+        PyErr_SetString(PyExc_ValueError, "too many dtypes or operators for fast_ops.c's tables");
+        return NULL;
+    }
+    fast.tensor_type = tensor_type;
+    fast.storage_type = storage_type;
+    fast.storage_ctype = ctype;
+    const char *tensor_slots[] = {"_storage", "_shape", "_strides", "_offset", "_dtype", "_dense", "_ag"};
+    Py_ssize_t *tensor_offsets[] = {&fast.t_storage, &fast.t_shape, &fast.t_strides, &fast.t_offset,
+                                    &fast.t_dtype,   &fast.t_dense, &fast.t_ag};
+    for (int i = 0; i < 7; i++) {
+        if ((*tensor_offsets[i] = slot_offset(tensor_type, tensor_slots[i])) < 0) {
+            return NULL;
+        }
+    }
+    if ((fast.s_ptr = slot_offset(storage_type, "_ptr")) < 0 || (fast.s_data = slot_offset(storage_type, "_data")) < 0) {
+        return NULL;
+    }
+
+    fast.ndtypes = (int)PyTuple_GET_SIZE(dtypes);
+    for (int code = 0; code < fast.ndtypes; code++) {
+        PyObject *dtype = PyTuple_GET_ITEM(dtypes, code);
+        long dtype_code_value, itemsize;
+        if (read_int_attribute(dtype, "code", code, code, &dtype_code_value) < 0 ||
+            read_int_attribute(dtype, "itemsize", 1, 16, &itemsize) < 0) {
+            return NULL;
+        }
+        fast.dtypes[code] = dtype;
+        fast.itemsize[code] = itemsize;
+    }
+
+    PyObject *methods = PyDict_New();
+    if (methods == NULL) {
+        return NULL;
+    }
+    fast.noperators = (int)PyTuple_GET_SIZE(operators);
+    for (int k = 0; k < fast.noperators; k++) {
+        PyObject *name, *fallback, *entries;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(operators, k), "UOO!", &name, &fallback, &PyTuple_Type, &entries)) {
+            goto fail;
+        }
+        if (PyTuple_GET_SIZE(entries) != fast.ndtypes) {
+            PyErr_SetString(PyExc_ValueError, "one entry per dtype expected");
+            goto fail;
+        }
+        binary_operator *op = &fast.operators[k];
+        op->fallback = fallback;
+        for (int code = 0; code < fast.ndtypes; code++) {
+            PyObject *entry = PyTuple_GET_ITEM(entries, code);
+            op->op_code[code] = -1;
+            if (entry == Py_None) {
+                continue;
+            }
+            long op_code, out_code;
+            PyObject *out_dtype;
+            if (!PyArg_ParseTuple(entry, "lO", &op_code, &out_dtype) ||
+                read_int_attribute(out_dtype, "code", 0, fast.ndtypes - 1, &out_code) < 0) {
+                goto fail;
+            }
+            if (fast.dtypes[out_code] != out_dtype || op_code < 0 || op_code > INT32_MAX) {
+                PyErr_SetString(PyExc_ValueError, "an entry's dtype is not one of the spec's dtypes");
+                goto fail;
+            }
+            op->op_code[code] = (int)op_code;
+            op->out_code[code] = (int)out_code;
+            op->out_dtype[code] = out_dtype;
+        }
+        const char *method_name = PyUnicode_AsUTF8(name); /* lives as long as the spec */
+        if (method_name == NULL) {
+            goto fail;
+        }
+        fast.operator_defs[k] = (PyMethodDef){
+            method_name, (PyCFunction)(void (*)(void))operator_functions[k], METH_FASTCALL | METH_KEYWORDS,
+            "The operator's plain case (two contiguous tensors of one dtype and shape, no autograd) in C; "
+            "every other call runs the Python operator (csrc/python/fast_ops.c)."};
+        PyObject *method = PyDescr_NewMethod(tensor_type, &fast.operator_defs[k]);
+        if (method == NULL || PyDict_SetItem(methods, name, method) < 0) {
+            Py_XDECREF(method);
+            goto fail;
+        }
+        Py_DECREF(method);
+    }
+
+    fast.storage_del_def = (PyMethodDef){"__del__", storage_del, METH_NOARGS,
+                                         "Release the one strong reference this Storage owns (in C)."};
+    PyObject *del = PyDescr_NewMethod(storage_type, &fast.storage_del_def);
+    if (del == NULL || PyDict_SetItemString(methods, "Storage.__del__", del) < 0) {
+        Py_XDECREF(del);
+        goto fail;
+    }
+    Py_DECREF(del);
+    return methods;
+
+fail:
+    Py_DECREF(methods);
+    return NULL;
+}
+
+/* Reads `_SPEC` from the module `module_name` (already in sys.modules) and stores the methods as
+ * its `_METHODS`, or the exception as its `_ERROR`. Called through cffi, which has released the
+ * GIL: it takes the GIL back itself. Returns 0, or -1 when it failed (see `_ERROR`). The methods
+ * can be built once per process: the static tables above are theirs. */
+int tt_py_install_fast_ops(const char *module_name) {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    int status = -1;
+    PyObject *name = PyUnicode_FromString(module_name);
+    PyObject *module = name != NULL ? PyImport_GetModule(name) : NULL;
+    Py_XDECREF(name);
+    if (module == NULL) {
+        PyErr_Clear();
+        PyGILState_Release(gil);
+        return -1;
+    }
+    PyObject *methods = NULL;
+    if (fast.spec != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the C operators were already installed in this process");
+    } else {
+        PyObject *spec = PyObject_GetAttrString(module, "_SPEC");
+        if (spec != NULL && PyTuple_Check(spec)) {
+            methods = build_methods(spec);
+        } else if (spec != NULL) {
+            PyErr_SetString(PyExc_TypeError, "_SPEC must be a tuple");
+        }
+        if (methods != NULL) {
+            fast.spec = spec; /* kept for the life of the process */
+        } else {
+            Py_XDECREF(spec);
+            memset(&fast, 0, sizeof fast);
+        }
+    }
+    if (methods != NULL && PyObject_SetAttrString(module, "_METHODS", methods) == 0) {
+        status = 0;
+    } else {
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyErr_NormalizeException(&type, &value, &traceback);
+        if (value == NULL || PyObject_SetAttrString(module, "_ERROR", value) < 0) {
+            PyErr_Clear();
+        }
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(traceback);
+    }
+    Py_XDECREF(methods);
+    Py_DECREF(module);
+    PyGILState_Release(gil);
+    return status;
+}
