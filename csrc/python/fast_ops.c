@@ -1,6 +1,6 @@
 /*
- * fast_ops.c: Tensor's binary operators (a + b, a < b, ...) and Storage's finalizer as CPython
- * methods, for the one case that dominates small-tensor code.
+ * fast_ops.c: Tensor's binary operators (a + b, a < b, 2 * a, ...) and Storage's finalizer as
+ * CPython methods, for the cases that dominate small-tensor code.
  *
  * Why this file exists. Every other call from Python into C goes through cffi, and cffi's API
  * mode releases and retakes the GIL around each call, converts each argument, and is reached from
@@ -12,10 +12,15 @@
  * beyond "is this the plain case": which (op, dtype) pairs may run and what dtype they give comes
  * from elementwise.py's own tables, read once at install time.
  *
- * The plain case, exactly the Python operator's first branch with grad not involved:
- *   both operands are exactly t_tensor.Tensor (subclasses fall back), neither records autograd
- *   (`_ag is None`), same dtype object, equal shapes, both known contiguous (`_dense is True`),
- *   and elementwise.py's table has an entry for (op, dtype).
+ * The plain cases, exactly the Python operator's fast paths with grad not involved. The tensor
+ * operands are exactly t_tensor.Tensor (subclasses fall back), do not record autograd
+ * (`_ag is None`) and are known contiguous (`_dense is True`), and elementwise.py's table has an
+ * entry for (op, dtype); then either
+ *   - the other operand is a Tensor of the same dtype object and an equal shape
+ *     (elementwise.py's `_FAST_BINARY`, tt_binary_new), or
+ *   - it is exactly a Python float, or exactly an int (not a bool) that fits int64
+ *     (`_FAST_SCALAR_FLOAT`, `_FAST_SCALAR_INT`, tt_binary_scalar_new). The reflected methods
+ *     (__radd__, ...) take only this case, with the number as the left operand.
  * The result is built as wrap_new builds it: a new Storage holding the new strong reference and a
  * Tensor with the operand's shape and strides, offset 0, the entry's dtype, dense, no autograd.
  *
@@ -41,16 +46,24 @@ PyObject *tt_py_cdata_from_pointer(void *pointer, PyObject *ctype);
 void *tt_py_cdata_to_pointer(PyObject *cdata, PyObject *ctype);
 
 #define MAX_DTYPES 16
-#define MAX_OPERATORS 24
+#define MAX_OPERATORS 32
 /* Outputs at least this large run with the GIL released, so other Python threads go on while
  * the kernel runs; below it, releasing and retaking the GIL costs more than the kernel. */
 #define RELEASE_GIL_BYTES ((int64_t)1 << 16)
 
+/* What one kind of operand pair may run, per dtype of the tensor: elementwise.py's table. */
 typedef struct {
-    PyObject *fallback;              /* the Python operator: takes every other case */
-    int op_code[MAX_DTYPES];         /* -1: no fast entry for this operand dtype */
+    int op_code[MAX_DTYPES]; /* -1: no fast entry for this dtype (also for a whole absent table) */
     int out_code[MAX_DTYPES];
     PyObject *out_dtype[MAX_DTYPES];
+} entry_table;
+
+typedef struct {
+    PyObject *fallback;  /* the Python method this one replaces: takes every other case */
+    int number_first;    /* reflected (__radd__, ...): the number is the left operand */
+    entry_table tensors; /* a Tensor operand of the same dtype and shape */
+    entry_table ints;    /* a Python int that fits int64 */
+    entry_table floats;  /* a Python float */
 } binary_operator;
 
 static struct {
@@ -199,57 +212,110 @@ static PyObject *wrap_new(tt_storage *ptr, PyObject *like, PyObject *dtype) {
     return result;
 }
 
-/* The operator's plain case (see the top of the file); NULL without an exception set means
- * "not the plain case": the caller runs the Python operator. */
-static PyObject *binary_plain_case(const binary_operator *op, PyObject *a, PyObject *b) {
-    if (Py_TYPE(a) != fast.tensor_type || Py_TYPE(b) != fast.tensor_type) {
-        return NULL;
+/* A plain-case tensor operand's dtype code and element 0's address, or -1 (with an exception
+ * set only when reading a field raised): the caller then runs the Python method. */
+static int plain_tensor(PyObject *tensor, uintptr_t *address) {
+    if (Py_TYPE(tensor) != fast.tensor_type || SLOT(tensor, fast.t_ag) != Py_None ||
+        SLOT(tensor, fast.t_dense) != Py_True) {
+        return -1;
     }
-    PyObject *dtype = SLOT(a, fast.t_dtype);
-    if (dtype == NULL || SLOT(b, fast.t_dtype) != dtype || SLOT(a, fast.t_ag) != Py_None ||
-        SLOT(b, fast.t_ag) != Py_None || SLOT(a, fast.t_dense) != Py_True || SLOT(b, fast.t_dense) != Py_True) {
-        return NULL;
+    PyObject *shape = SLOT(tensor, fast.t_shape);
+    int code = dtype_code(SLOT(tensor, fast.t_dtype));
+    if (code < 0 || shape == NULL || !PyTuple_CheckExact(shape) || SLOT(tensor, fast.t_strides) == NULL) {
+        return -1;
     }
-    int code = dtype_code(dtype);
-    if (code < 0 || op->op_code[code] < 0) {
-        return NULL;
-    }
-    PyObject *shape = SLOT(a, fast.t_shape), *b_shape = SLOT(b, fast.t_shape);
-    if (shape == NULL || b_shape == NULL || SLOT(a, fast.t_strides) == NULL || !PyTuple_CheckExact(shape) ||
-        same_shape(shape, b_shape) != 1) {
-        PyErr_Clear();
-        return NULL;
-    }
-    int64_t itemsize = fast.itemsize[code];
-    int64_t numel = shape_numel(shape);
-    uintptr_t a_data = numel >= 0 ? element_zero_address(a, itemsize) : 0;
-    uintptr_t b_data = numel >= 0 ? element_zero_address(b, itemsize) : 0;
-    if (PyErr_Occurred()) {
-        PyErr_Clear();
-        return NULL;
-    }
-    tt_storage *ptr;
-    if (numel * itemsize >= RELEASE_GIL_BYTES) {
-        Py_BEGIN_ALLOW_THREADS
-        ptr = tt_binary_new(op->op_code[code], numel, a_data, b_data, code, op->out_code[code]);
-        Py_END_ALLOW_THREADS
-    } else {
-        ptr = tt_binary_new(op->op_code[code], numel, a_data, b_data, code, op->out_code[code]);
-    }
+    *address = element_zero_address(tensor, fast.itemsize[code]);
+    return PyErr_Occurred() ? -1 : code;
+}
+
+/* The kernel call, with the GIL released for large outputs (see RELEASE_GIL_BYTES). */
+#define RUN_RELEASING_GIL_IF_LARGE(nbytes, call)                                                     \
+    do {                                                                                             \
+        if ((nbytes) >= RELEASE_GIL_BYTES) {                                                         \
+            Py_BEGIN_ALLOW_THREADS call;                                                             \
+            Py_END_ALLOW_THREADS                                                                     \
+        } else {                                                                                     \
+            call;                                                                                    \
+        }                                                                                            \
+    } while (0)
+
+/* The result tensor, or NULL without an exception set: "not the plain case", so the caller runs
+ * the Python method (which also raises every error, including a kernel's zero division). */
+static PyObject *finish(tt_storage *ptr, PyObject *like, PyObject *dtype) {
     if (ptr == NULL) {
-        return NULL; /* out of memory or refused: the Python operator's general path raises */
+        return NULL; /* out of memory or refused: the Python general path raises */
     }
-    PyObject *result = wrap_new(ptr, a, op->out_dtype[code]);
+    PyObject *result = wrap_new(ptr, like, dtype);
     if (result == NULL) {
         PyErr_Clear(); /* the general path tries again and raises its own error */
     }
     return result;
 }
 
+/* tensor op tensor: one dtype, equal shapes. */
+static PyObject *tensor_tensor_case(const binary_operator *op, PyObject *a, PyObject *b) {
+    uintptr_t a_data, b_data;
+    int code = plain_tensor(a, &a_data);
+    if (code < 0 || op->tensors.op_code[code] < 0 || plain_tensor(b, &b_data) != code || /* one dtype */
+        same_shape(SLOT(a, fast.t_shape), SLOT(b, fast.t_shape)) != 1) {
+        PyErr_Clear();
+        return NULL;
+    }
+    int64_t numel = shape_numel(SLOT(a, fast.t_shape));
+    if (numel < 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    tt_storage *ptr;
+    RUN_RELEASING_GIL_IF_LARGE(numel * fast.itemsize[op->tensors.out_code[code]],
+                               ptr = tt_binary_new(op->tensors.op_code[code], numel, a_data, b_data, code,
+                                                   op->tensors.out_code[code]));
+    return finish(ptr, a, op->tensors.out_dtype[code]);
+}
+
+/* tensor op number, or number op tensor for a reflected method: `number` is an exact int or
+ * float (the caller checked). */
+static PyObject *tensor_number_case(const binary_operator *op, PyObject *tensor, PyObject *number) {
+    int is_int = PyLong_CheckExact(number);
+    const entry_table *table = is_int ? &op->ints : &op->floats;
+    int64_t s_int = 0;
+    double s_float = 0.0;
+    if (is_int) {
+        int overflow;
+        s_int = PyLong_AsLongLongAndOverflow(number, &overflow);
+        if (overflow != 0) {
+            return NULL; /* outside int64: the general path decides */
+        }
+    } else {
+        s_float = PyFloat_AS_DOUBLE(number);
+    }
+    uintptr_t data;
+    int code = plain_tensor(tensor, &data);
+    if (code < 0 || table->op_code[code] < 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    int64_t numel = shape_numel(SLOT(tensor, fast.t_shape));
+    if (numel < 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    tt_storage *ptr;
+    RUN_RELEASING_GIL_IF_LARGE(numel * fast.itemsize[table->out_code[code]],
+                               ptr = tt_binary_scalar_new(table->op_code[code], numel, data, s_int, s_float, is_int,
+                                                          op->number_first, code, table->out_code[code]));
+    return finish(ptr, tensor, table->out_dtype[code]);
+}
+
 static PyObject *binary_method(const binary_operator *op, PyObject *self, PyObject *const *args,
                                Py_ssize_t nargs, PyObject *kwnames) {
     if (nargs == 1 && kwnames == NULL) {
-        PyObject *result = binary_plain_case(op, self, args[0]);
+        PyObject *other = args[0], *result = NULL;
+        if (Py_TYPE(other) == fast.tensor_type) {
+            result = tensor_tensor_case(op, self, other);
+        } else if (PyFloat_CheckExact(other) || PyLong_CheckExact(other)) {
+            result = tensor_number_case(op, self, other);
+        }
         if (result != NULL) {
             return result;
         }
@@ -268,13 +334,16 @@ OPERATOR_METHOD(0) OPERATOR_METHOD(1) OPERATOR_METHOD(2) OPERATOR_METHOD(3) OPER
 OPERATOR_METHOD(5) OPERATOR_METHOD(6) OPERATOR_METHOD(7) OPERATOR_METHOD(8) OPERATOR_METHOD(9)
 OPERATOR_METHOD(10) OPERATOR_METHOD(11) OPERATOR_METHOD(12) OPERATOR_METHOD(13) OPERATOR_METHOD(14)
 OPERATOR_METHOD(15) OPERATOR_METHOD(16) OPERATOR_METHOD(17) OPERATOR_METHOD(18) OPERATOR_METHOD(19)
-OPERATOR_METHOD(20) OPERATOR_METHOD(21) OPERATOR_METHOD(22) OPERATOR_METHOD(23)
+OPERATOR_METHOD(20) OPERATOR_METHOD(21) OPERATOR_METHOD(22) OPERATOR_METHOD(23) OPERATOR_METHOD(24)
+OPERATOR_METHOD(25) OPERATOR_METHOD(26) OPERATOR_METHOD(27) OPERATOR_METHOD(28) OPERATOR_METHOD(29)
+OPERATOR_METHOD(30) OPERATOR_METHOD(31)
 
 static PyObject *(*const operator_functions[MAX_OPERATORS])(PyObject *, PyObject *const *, Py_ssize_t,
                                                             PyObject *) = {
     operator_0,  operator_1,  operator_2,  operator_3,  operator_4,  operator_5,  operator_6,  operator_7,
     operator_8,  operator_9,  operator_10, operator_11, operator_12, operator_13, operator_14, operator_15,
     operator_16, operator_17, operator_18, operator_19, operator_20, operator_21, operator_22, operator_23,
+    operator_24, operator_25, operator_26, operator_27, operator_28, operator_29, operator_30, operator_31,
 };
 
 /* Storage.__del__: release the one strong reference this Storage owns, if it got as far as owning
@@ -329,6 +398,41 @@ static int read_int_attribute(PyObject *object, const char *name, long low, long
     return 0;
 }
 
+/* Fill `table` from a tuple of one entry per dtype (None, or (op code, output DType)), or from
+ * None (no entries at all). Returns 0, or -1 with an exception set. */
+static int read_table(PyObject *entries, entry_table *table) {
+    for (int code = 0; code < MAX_DTYPES; code++) {
+        table->op_code[code] = -1;
+    }
+    if (entries == Py_None) {
+        return 0;
+    }
+    if (!PyTuple_Check(entries) || PyTuple_GET_SIZE(entries) != fast.ndtypes) {
+        PyErr_SetString(PyExc_ValueError, "an entry table needs one entry per dtype");
+        return -1;
+    }
+    for (int code = 0; code < fast.ndtypes; code++) {
+        PyObject *entry = PyTuple_GET_ITEM(entries, code);
+        if (entry == Py_None) {
+            continue;
+        }
+        long op_code, out_code;
+        PyObject *out_dtype;
+        if (!PyArg_ParseTuple(entry, "lO", &op_code, &out_dtype) ||
+            read_int_attribute(out_dtype, "code", 0, fast.ndtypes - 1, &out_code) < 0) {
+            return -1;
+        }
+        if (fast.dtypes[out_code] != out_dtype || op_code < 0 || op_code > INT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "an entry's dtype is not one of the spec's dtypes");
+            return -1;
+        }
+        table->op_code[code] = (int)op_code;
+        table->out_code[code] = (int)out_code;
+        table->out_dtype[code] = out_dtype;
+    }
+    return 0;
+}
+
 /* Fill `fast` from the spec tuple (see t_tensor/_cfast.py) and build the methods; returns the
  * dict {name: method descriptor} (new reference) or NULL with an exception set. */
 static PyObject *build_methods(PyObject *spec) {
@@ -375,44 +479,24 @@ static PyObject *build_methods(PyObject *spec) {
     }
     fast.noperators = (int)PyTuple_GET_SIZE(operators);
     for (int k = 0; k < fast.noperators; k++) {
-        PyObject *name, *fallback, *entries;
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(operators, k), "UOO!", &name, &fallback, &PyTuple_Type, &entries)) {
-            goto fail;
-        }
-        if (PyTuple_GET_SIZE(entries) != fast.ndtypes) {
-            PyErr_SetString(PyExc_ValueError, "one entry per dtype expected");
-            goto fail;
-        }
+        PyObject *name, *fallback, *tensors, *ints, *floats;
         binary_operator *op = &fast.operators[k];
-        op->fallback = fallback;
-        for (int code = 0; code < fast.ndtypes; code++) {
-            PyObject *entry = PyTuple_GET_ITEM(entries, code);
-            op->op_code[code] = -1;
-            if (entry == Py_None) {
-                continue;
-            }
-            long op_code, out_code;
-            PyObject *out_dtype;
-            if (!PyArg_ParseTuple(entry, "lO", &op_code, &out_dtype) ||
-                read_int_attribute(out_dtype, "code", 0, fast.ndtypes - 1, &out_code) < 0) {
-                goto fail;
-            }
-            if (fast.dtypes[out_code] != out_dtype || op_code < 0 || op_code > INT32_MAX) {
-                PyErr_SetString(PyExc_ValueError, "an entry's dtype is not one of the spec's dtypes");
-                goto fail;
-            }
-            op->op_code[code] = (int)op_code;
-            op->out_code[code] = (int)out_code;
-            op->out_dtype[code] = out_dtype;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(operators, k), "UOpOOO", &name, &fallback, &op->number_first,
+                              &tensors, &ints, &floats) ||
+            read_table(tensors, &op->tensors) < 0 || read_table(ints, &op->ints) < 0 ||
+            read_table(floats, &op->floats) < 0) {
+            goto fail;
         }
+        op->fallback = fallback;
         const char *method_name = PyUnicode_AsUTF8(name); /* lives as long as the spec */
         if (method_name == NULL) {
             goto fail;
         }
         fast.operator_defs[k] = (PyMethodDef){
             method_name, (PyCFunction)(void (*)(void))operator_functions[k], METH_FASTCALL | METH_KEYWORDS,
-            "The operator's plain case (two contiguous tensors of one dtype and shape, no autograd) in C; "
-            "every other call runs the Python operator (csrc/python/fast_ops.c)."};
+            "The operator's plain cases in C (contiguous tensors of one dtype and shape, or a contiguous "
+            "tensor and a Python int or float; nothing recording autograd); every other call runs the Python "
+            "method it replaces (csrc/python/fast_ops.c)."};
         PyObject *method = PyDescr_NewMethod(tensor_type, &fast.operator_defs[k]);
         if (method == NULL || PyDict_SetItem(methods, name, method) < 0) {
             Py_XDECREF(method);

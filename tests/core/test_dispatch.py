@@ -183,26 +183,52 @@ def test_fast_paths_do_not_leak_storages() -> None:
 # operator they replace (t_tensor/_cfast.py). `E.binary(fn, a, b)` calls the Python operator, so
 # these tests reach the C methods through the operators themselves.
 
-OPERATOR_METHODS = sorted(_cfast._OPERATOR_METHODS)
+OPERATOR_METHODS = sorted(_cfast._FORWARD)
+REFLECTED_METHODS = sorted(_cfast._REFLECTED)
 
 
 def test_every_binary_operator_of_tensor_is_a_c_method() -> None:
     assert len(OPERATOR_METHODS) == 18 and "__add__" in OPERATOR_METHODS and "__ge__" in OPERATOR_METHODS
-    for name in OPERATOR_METHODS:
+    assert len(REFLECTED_METHODS) == 12 and "__rsub__" in REFLECTED_METHODS and "__req__" not in REFLECTED_METHODS
+    for name in OPERATOR_METHODS + REFLECTED_METHODS:
         method = getattr(tt.Tensor, name)
         assert type(method).__name__ == "method_descriptor" and method.__name__ == name
-    assert type(tt.Tensor.__radd__).__name__ == "function"  # reflected ones stay Python: a number is first
+    assert type(tt.Tensor.__iadd__).__name__ == "function"  # in-place ones stay Python
     assert type(Storage.__del__).__name__ == "method_descriptor"
+
+
+NUMBERS = [0, 3, -1, 1000, 2**40, -(2**63), 2**63 - 1, 2**63, -(2**63) - 1, 2.5, -0.0, 1e40, float("nan"), True,
+           np.float64(2.0)]
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
+@pytest.mark.parametrize("name", OPERATOR_METHODS + REFLECTED_METHODS)
+def test_c_operator_with_a_number_equals_python_method(name: str, dtype) -> None:
+    # int outside int64, bools and NumPy scalars are not the plain case: the Python method decides
+    python = _cfast.python_method(name)
+    for number in NUMBERS:
+        in_c = outcome(lambda n=number: getattr(dense(values_of(dtype)), name)(n))
+        assert in_c == outcome(lambda n=number: python(dense(values_of(dtype)), n)), number
+
+
+def test_c_operator_with_a_number_matches_numpy() -> None:
+    x = np.array([[1.5, -2.0, 0.0], [4.0, -0.5, 7.25]], dtype=np.float32)
+    a = tt.tensor(x)
+    for got, expected in [(a * 2.0, x * 2), (1 - a, 1 - x), (a > 0, x > 0), (2.0 ** a, 2.0**x), (a / 4, x / 4),
+                          (7 // tt.tensor([2, -3, 4]), 7 // np.array([2, -3, 4])), (a == 0.0, x == 0)]:
+        assert got.dtype == tt.tensor(expected).dtype
+        np.testing.assert_array_equal(got.numpy(), expected)
+    assert (a ** 2).tolist() == (x * x).tolist()  # x ** 2 is still pow's rewriting to square
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
 @pytest.mark.parametrize("name", OPERATOR_METHODS)
 def test_c_operator_equals_python_operator_and_general_path(name: str, dtype) -> None:
     a_values, b_values = values_of(dtype), np.roll(values_of(dtype), 3)
-    python = _cfast.python_operator(name)
+    python = _cfast.python_method(name)
     in_c = outcome(lambda: getattr(dense(a_values), name)(dense(b_values)))
     assert in_c == outcome(lambda: python(dense(a_values), dense(b_values)))
-    fn = _cfast._OPERATOR_METHODS[name]
+    fn = _cfast._FORWARD[name]
     agree(lambda a, b, out=None: getattr(a, name)(b) if out is None else E.binary(fn, a, b, out), a_values, b_values)
     if isinstance(in_c[0], tt.dtypes.DType):
         result = getattr(dense(a_values), name)(dense(b_values))
@@ -250,7 +276,7 @@ def test_c_operator_leaves_everything_else_to_the_python_operator() -> None:
         np.testing.assert_array_equal(got.numpy(), expected)
     assert (2 + a).tolist() == (x + 2).tolist()
     for name in OPERATOR_METHODS:  # operands the Python operator refuses: the same error
-        python = _cfast.python_operator(name)
+        python = _cfast.python_method(name)
         for other in ("x", None, [1.0, 2.0]):
             assert outcome(lambda n=name, o=other: getattr(a, n)(o)) == outcome(lambda p=python, o=other: p(a, o))
     with pytest.raises(TypeError):
@@ -268,7 +294,7 @@ def test_c_operator_leaves_autograd_and_subclasses_to_the_python_operator() -> N
         assert (w * v).grad_fn is None and (w * v).tolist() == [3.0, 8.0]
     p = tt.nn.Parameter(tt.ones(2))
     with tt.no_grad():
-        assert type(p + p) is type(_cfast.python_operator("__add__")(p, p))
+        assert type(p + p) is type(_cfast.python_method("__add__")(p, p))
     assert (p + p).grad_fn is not None
 
 
