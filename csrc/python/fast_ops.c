@@ -1,33 +1,35 @@
 /*
- * fast_ops.c: Tensor's binary operators (a + b, a < b, 2 * a, ...) and Storage's finalizer as
- * CPython methods, for the cases that dominate small-tensor code.
+ * fast_ops.c: Tensor's binary operators (a + b, a < b, 2 * a, ...), its unary methods (x.exp(),
+ * -x, ...) and Storage's finalizer as CPython methods, for the cases that dominate small-tensor
+ * code.
  *
  * Why this file exists. Every other call from Python into C goes through cffi, and cffi's API
  * mode releases and retakes the GIL around each call, converts each argument, and is reached from
  * a Python function frame. For a 4-element `a + b` that overhead is most of the cost: the Python
  * operator took about 12,100 instructions per call against NumPy's 5,100
- * (docs/performance_dispatch.md, "Fifth round"). These methods do the operator's same-layout
- * fast path in C, holding the GIL (released only for outputs large enough to be worth it), and
- * hand every other case to the Python operator unchanged. They make no decision of their own
- * beyond "is this the plain case": which (op, dtype) pairs may run and what dtype they give comes
- * from elementwise.py's own tables, read once at install time.
+ * (docs/performance_dispatch.md, "Sixth round"). These methods do the Python methods' fast
+ * paths in C, holding the GIL (released only for outputs large enough to be worth it), and hand
+ * every other case to the Python method they replace, unchanged. They make no decision of their
+ * own beyond "is this the plain case": which (op, dtype) pairs may run and what dtype they give
+ * comes from elementwise.py's own tables, read once at install time (t_tensor/_cfast.py).
  *
- * The plain cases, exactly the Python operator's fast paths with grad not involved. The tensor
+ * The plain cases, exactly the Python methods' fast paths with grad not involved. The tensor
  * operands are exactly t_tensor.Tensor (subclasses fall back), do not record autograd
  * (`_ag is None`) and are known contiguous (`_dense is True`), and elementwise.py's table has an
- * entry for (op, dtype); then either
- *   - the other operand is a Tensor of the same dtype object and an equal shape
- *     (elementwise.py's `_FAST_BINARY`, tt_binary_new), or
- *   - it is exactly a Python float, or exactly an int (not a bool) that fits int64
- *     (`_FAST_SCALAR_FLOAT`, `_FAST_SCALAR_INT`, tt_binary_scalar_new). The reflected methods
- *     (__radd__, ...) take only this case, with the number as the left operand.
+ * entry for (op, dtype); then
+ *   - a binary operator's other operand is a Tensor of the same dtype object and an equal shape
+ *     (elementwise.py's `_FAST_BINARY`, tt_binary_new), or exactly a Python float, or exactly an
+ *     int (not a bool) that fits int64 (`_FAST_SCALAR_FLOAT`, `_FAST_SCALAR_INT`,
+ *     tt_binary_scalar_new). The reflected operators (__radd__, ...) take only numbers, as the
+ *     left operand;
+ *   - a unary method is called with no arguments (`_FAST_UNARY`, tt_unary_new).
  * The result is built as wrap_new builds it: a new Storage holding the new strong reference and a
  * Tensor with the operand's shape and strides, offset 0, the entry's dtype, dense, no autograd.
  *
  * How Python objects are read. Tensor and Storage are Python classes with __slots__; a slot is a
  * PyObject* at a fixed offset in the instance, which the class's member descriptor records. The
  * offsets are read from those descriptors at install time (never hard-coded), and an unset slot
- * (NULL) sends the call to the Python operator, which raises as before.
+ * (NULL) sends the call to the Python method, which raises as before.
  *
  * Ownership. install_fast_ops keeps one reference to the spec tuple for the life of the
  * process; every PyObject* stored in `fast` below is borrowed from it. Methods return new
@@ -46,7 +48,7 @@ PyObject *tt_py_cdata_from_pointer(void *pointer, PyObject *ctype);
 void *tt_py_cdata_to_pointer(PyObject *cdata, PyObject *ctype);
 
 #define MAX_DTYPES 16
-#define MAX_OPERATORS 32
+#define MAX_METHODS 80
 /* Outputs at least this large run with the GIL released, so other Python threads go on while
  * the kernel runs; below it, releasing and retaking the GIL costs more than the kernel. */
 #define RELEASE_GIL_BYTES ((int64_t)1 << 16)
@@ -58,13 +60,16 @@ typedef struct {
     PyObject *out_dtype[MAX_DTYPES];
 } entry_table;
 
+/* One method: a binary operator (entries in `tensors`, `ints`, `floats`) or a unary method such
+ * as exp or __neg__ (entries in `unary`). An absent table has no entries. */
 typedef struct {
     PyObject *fallback;  /* the Python method this one replaces: takes every other case */
     int number_first;    /* reflected (__radd__, ...): the number is the left operand */
     entry_table tensors; /* a Tensor operand of the same dtype and shape */
     entry_table ints;    /* a Python int that fits int64 */
     entry_table floats;  /* a Python float */
-} binary_operator;
+    entry_table unary;   /* no operand: self alone */
+} fast_method;
 
 static struct {
     PyObject *spec; /* owned; everything else here is borrowed from it */
@@ -77,9 +82,9 @@ static struct {
     int ndtypes;
     PyObject *dtypes[MAX_DTYPES];
     int64_t itemsize[MAX_DTYPES];
-    int noperators;
-    binary_operator operators[MAX_OPERATORS];
-    PyMethodDef operator_defs[MAX_OPERATORS];
+    int nmethods;
+    fast_method operators[MAX_METHODS];
+    PyMethodDef operator_defs[MAX_METHODS];
     PyMethodDef storage_del_def;
 } fast;
 
@@ -253,7 +258,7 @@ static PyObject *finish(tt_storage *ptr, PyObject *like, PyObject *dtype) {
 }
 
 /* tensor op tensor: one dtype, equal shapes. */
-static PyObject *tensor_tensor_case(const binary_operator *op, PyObject *a, PyObject *b) {
+static PyObject *tensor_tensor_case(const fast_method *op, PyObject *a, PyObject *b) {
     uintptr_t a_data, b_data;
     int code = plain_tensor(a, &a_data);
     if (code < 0 || op->tensors.op_code[code] < 0 || plain_tensor(b, &b_data) != code || /* one dtype */
@@ -275,7 +280,7 @@ static PyObject *tensor_tensor_case(const binary_operator *op, PyObject *a, PyOb
 
 /* tensor op number, or number op tensor for a reflected method: `number` is an exact int or
  * float (the caller checked). */
-static PyObject *tensor_number_case(const binary_operator *op, PyObject *tensor, PyObject *number) {
+static PyObject *tensor_number_case(const fast_method *op, PyObject *tensor, PyObject *number) {
     int is_int = PyLong_CheckExact(number);
     const entry_table *table = is_int ? &op->ints : &op->floats;
     int64_t s_int = 0;
@@ -307,9 +312,33 @@ static PyObject *tensor_number_case(const binary_operator *op, PyObject *tensor,
     return finish(ptr, tensor, table->out_dtype[code]);
 }
 
-static PyObject *binary_method(const binary_operator *op, PyObject *self, PyObject *const *args,
-                               Py_ssize_t nargs, PyObject *kwnames) {
-    if (nargs == 1 && kwnames == NULL) {
+/* op(self) for a unary method. */
+static PyObject *unary_case(const fast_method *op, PyObject *tensor) {
+    uintptr_t data;
+    int code = plain_tensor(tensor, &data);
+    if (code < 0 || op->unary.op_code[code] < 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    int64_t numel = shape_numel(SLOT(tensor, fast.t_shape));
+    if (numel < 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    tt_storage *ptr;
+    RUN_RELEASING_GIL_IF_LARGE(numel * fast.itemsize[op->unary.out_code[code]],
+                               ptr = tt_unary_new(op->unary.op_code[code], numel, data, code, op->unary.out_code[code]));
+    return finish(ptr, tensor, op->unary.out_dtype[code]);
+}
+
+static PyObject *fast_method_call(const fast_method *op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kwnames) {
+    if (nargs == 0 && kwnames == NULL) {
+        PyObject *result = unary_case(op, self);
+        if (result != NULL) {
+            return result;
+        }
+    } else if (nargs == 1 && kwnames == NULL) {
         PyObject *other = args[0], *result = NULL;
         if (Py_TYPE(other) == fast.tensor_type) {
             result = tensor_tensor_case(op, self, other);
@@ -328,22 +357,21 @@ static PyObject *binary_method(const binary_operator *op, PyObject *self, PyObje
 #define OPERATOR_METHOD(k)                                                                           \
     static PyObject *operator_##k(PyObject *self, PyObject *const *args, Py_ssize_t nargs,           \
                                   PyObject *kwnames) {                                               \
-        return binary_method(&fast.operators[k], self, args, nargs, kwnames);                        \
+        return fast_method_call(&fast.operators[k], self, args, nargs, kwnames);                        \
     }
-OPERATOR_METHOD(0) OPERATOR_METHOD(1) OPERATOR_METHOD(2) OPERATOR_METHOD(3) OPERATOR_METHOD(4)
-OPERATOR_METHOD(5) OPERATOR_METHOD(6) OPERATOR_METHOD(7) OPERATOR_METHOD(8) OPERATOR_METHOD(9)
-OPERATOR_METHOD(10) OPERATOR_METHOD(11) OPERATOR_METHOD(12) OPERATOR_METHOD(13) OPERATOR_METHOD(14)
-OPERATOR_METHOD(15) OPERATOR_METHOD(16) OPERATOR_METHOD(17) OPERATOR_METHOD(18) OPERATOR_METHOD(19)
-OPERATOR_METHOD(20) OPERATOR_METHOD(21) OPERATOR_METHOD(22) OPERATOR_METHOD(23) OPERATOR_METHOD(24)
-OPERATOR_METHOD(25) OPERATOR_METHOD(26) OPERATOR_METHOD(27) OPERATOR_METHOD(28) OPERATOR_METHOD(29)
-OPERATOR_METHOD(30) OPERATOR_METHOD(31)
+#define TEN_OPERATOR_METHODS(tens)                                                                   \
+    OPERATOR_METHOD(tens##0) OPERATOR_METHOD(tens##1) OPERATOR_METHOD(tens##2) OPERATOR_METHOD(tens##3)      \
+    OPERATOR_METHOD(tens##4) OPERATOR_METHOD(tens##5) OPERATOR_METHOD(tens##6) OPERATOR_METHOD(tens##7)      \
+    OPERATOR_METHOD(tens##8) OPERATOR_METHOD(tens##9)
+TEN_OPERATOR_METHODS() TEN_OPERATOR_METHODS(1) TEN_OPERATOR_METHODS(2) TEN_OPERATOR_METHODS(3)
+TEN_OPERATOR_METHODS(4) TEN_OPERATOR_METHODS(5) TEN_OPERATOR_METHODS(6) TEN_OPERATOR_METHODS(7)
 
-static PyObject *(*const operator_functions[MAX_OPERATORS])(PyObject *, PyObject *const *, Py_ssize_t,
-                                                            PyObject *) = {
-    operator_0,  operator_1,  operator_2,  operator_3,  operator_4,  operator_5,  operator_6,  operator_7,
-    operator_8,  operator_9,  operator_10, operator_11, operator_12, operator_13, operator_14, operator_15,
-    operator_16, operator_17, operator_18, operator_19, operator_20, operator_21, operator_22, operator_23,
-    operator_24, operator_25, operator_26, operator_27, operator_28, operator_29, operator_30, operator_31,
+#define TEN_OPERATOR_NAMES(tens)                                                                     \
+    operator_##tens##0, operator_##tens##1, operator_##tens##2, operator_##tens##3, operator_##tens##4,  \
+    operator_##tens##5, operator_##tens##6, operator_##tens##7, operator_##tens##8, operator_##tens##9
+static PyObject *(*const operator_functions[MAX_METHODS])(PyObject *, PyObject *const *, Py_ssize_t, PyObject *) = {
+    TEN_OPERATOR_NAMES(),  TEN_OPERATOR_NAMES(1), TEN_OPERATOR_NAMES(2), TEN_OPERATOR_NAMES(3),
+    TEN_OPERATOR_NAMES(4), TEN_OPERATOR_NAMES(5), TEN_OPERATOR_NAMES(6), TEN_OPERATOR_NAMES(7),
 };
 
 /* Storage.__del__: release the one strong reference this Storage owns, if it got as far as owning
@@ -442,7 +470,7 @@ static PyObject *build_methods(PyObject *spec) {
                           &PyTuple_Type, &dtypes, &PyTuple_Type, &operators)) {
         return NULL;
     }
-    if (PyTuple_GET_SIZE(dtypes) > MAX_DTYPES || PyTuple_GET_SIZE(operators) > MAX_OPERATORS) {
+    if (PyTuple_GET_SIZE(dtypes) > MAX_DTYPES || PyTuple_GET_SIZE(operators) > MAX_METHODS) {
         PyErr_SetString(PyExc_ValueError, "too many dtypes or operators for fast_ops.c's tables");
         return NULL;
     }
@@ -477,14 +505,14 @@ static PyObject *build_methods(PyObject *spec) {
     if (methods == NULL) {
         return NULL;
     }
-    fast.noperators = (int)PyTuple_GET_SIZE(operators);
-    for (int k = 0; k < fast.noperators; k++) {
-        PyObject *name, *fallback, *tensors, *ints, *floats;
-        binary_operator *op = &fast.operators[k];
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(operators, k), "UOpOOO", &name, &fallback, &op->number_first,
-                              &tensors, &ints, &floats) ||
+    fast.nmethods = (int)PyTuple_GET_SIZE(operators);
+    for (int k = 0; k < fast.nmethods; k++) {
+        PyObject *name, *fallback, *tensors, *ints, *floats, *unary;
+        fast_method *op = &fast.operators[k];
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(operators, k), "UOpOOOO", &name, &fallback, &op->number_first,
+                              &tensors, &ints, &floats, &unary) ||
             read_table(tensors, &op->tensors) < 0 || read_table(ints, &op->ints) < 0 ||
-            read_table(floats, &op->floats) < 0) {
+            read_table(floats, &op->floats) < 0 || read_table(unary, &op->unary) < 0) {
             goto fail;
         }
         op->fallback = fallback;
@@ -494,9 +522,9 @@ static PyObject *build_methods(PyObject *spec) {
         }
         fast.operator_defs[k] = (PyMethodDef){
             method_name, (PyCFunction)(void (*)(void))operator_functions[k], METH_FASTCALL | METH_KEYWORDS,
-            "The operator's plain cases in C (contiguous tensors of one dtype and shape, or a contiguous "
-            "tensor and a Python int or float; nothing recording autograd); every other call runs the Python "
-            "method it replaces (csrc/python/fast_ops.c)."};
+            "The plain cases in C (contiguous tensors of one dtype and shape, a contiguous tensor and a "
+            "Python int or float, or a contiguous tensor alone; nothing recording autograd); every other call "
+            "runs the Python method it replaces (csrc/python/fast_ops.c)."};
         PyObject *method = PyDescr_NewMethod(tensor_type, &fast.operator_defs[k]);
         if (method == NULL || PyDict_SetItem(methods, name, method) < 0) {
             Py_XDECREF(method);

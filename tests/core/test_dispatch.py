@@ -185,12 +185,14 @@ def test_fast_paths_do_not_leak_storages() -> None:
 
 OPERATOR_METHODS = sorted(_cfast._FORWARD)
 REFLECTED_METHODS = sorted(_cfast._REFLECTED)
+UNARY_METHODS = sorted(_cfast._UNARY)
 
 
 def test_every_binary_operator_of_tensor_is_a_c_method() -> None:
     assert len(OPERATOR_METHODS) == 18 and "__add__" in OPERATOR_METHODS and "__ge__" in OPERATOR_METHODS
     assert len(REFLECTED_METHODS) == 12 and "__rsub__" in REFLECTED_METHODS and "__req__" not in REFLECTED_METHODS
-    for name in OPERATOR_METHODS + REFLECTED_METHODS:
+    assert len(UNARY_METHODS) == 41 and {"exp", "__neg__", "negative", "isnan"} <= set(UNARY_METHODS)
+    for name in OPERATOR_METHODS + REFLECTED_METHODS + UNARY_METHODS:
         method = getattr(tt.Tensor, name)
         assert type(method).__name__ == "method_descriptor" and method.__name__ == name
     assert type(tt.Tensor.__iadd__).__name__ == "function"  # in-place ones stay Python
@@ -209,6 +211,34 @@ def test_c_operator_with_a_number_equals_python_method(name: str, dtype) -> None
     for number in NUMBERS:
         in_c = outcome(lambda n=number: getattr(dense(values_of(dtype)), name)(n))
         assert in_c == outcome(lambda n=number: python(dense(values_of(dtype)), n)), number
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
+@pytest.mark.parametrize("name", UNARY_METHODS)
+def test_c_unary_method_equals_python_method(name: str, dtype) -> None:
+    python = _cfast.python_method(name)
+    with np.errstate(all="ignore"):
+        in_c = outcome(lambda: getattr(dense(values_of(dtype)), name)())
+        assert in_c == outcome(lambda: python(dense(values_of(dtype))))
+        if isinstance(in_c[0], tt.dtypes.DType):  # the general path, into out=
+            fn = _cfast._UNARY[name]
+            assert in_c == outcome(lambda: E.unary(fn, dense(values_of(dtype)), tt.empty(12 if dtype.is_floating_point
+                                                                                      else 8, dtype=in_c[0])))
+
+
+def test_c_unary_method_leaves_arguments_views_and_autograd_to_python() -> None:
+    x = np.array([[0.5, -1.0], [2.0, 3.0]], dtype=np.float32)
+    a = tt.tensor(x)
+    out = tt.empty(2, 2)
+    assert a.exp(out=out) is out  # exp's own values are tested against NumPy in tests/ops
+    assert out.tolist() == a.exp().tolist() and a.T.exp().tolist() == a.exp().T.tolist()
+    np.testing.assert_array_equal((-a[:, 1]).numpy(), -x[:, 1])
+    np.testing.assert_array_equal(abs(a).numpy(), np.abs(x))
+    w = tt.tensor([1.0, 2.0], requires_grad=True)
+    w.exp().sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.exp([1.0, 2.0]).astype(np.float32), rtol=1e-6)
+    with pytest.raises(TypeError):
+        a.exp(1)
 
 
 def test_c_operator_with_a_number_matches_numpy() -> None:
