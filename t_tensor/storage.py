@@ -90,8 +90,11 @@ class Storage:
         self._ptr = ptr  # set last: __del__ releases only a fully built owner
 
     def __del__(self, _release=_RELEASE) -> None:
-        # The default argument keeps the C function reachable during interpreter shutdown, when
-        # module globals may already be cleared.
+        # t_tensor/_cfast.py replaces this by the same steps in C when the package is imported
+        # (csrc/python/fast_ops.c: a Python frame and a cffi call per tensor cost more than the
+        # rest of freeing it); this one serves a Storage freed before that. The default argument
+        # keeps the C function reachable during interpreter shutdown, when module globals may
+        # already be cleared.
         try:
             ptr = self._ptr
         except AttributeError:  # __init__ failed before taking ownership: nothing to release

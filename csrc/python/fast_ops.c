@@ -71,7 +71,8 @@ typedef struct {
     entry_table unary;   /* no operand: self alone */
 } fast_method;
 
-static struct {
+/* Everything the methods read, filled from one spec at install time. */
+typedef struct {
     PyObject *spec; /* owned; everything else here is borrowed from it */
     PyTypeObject *tensor_type;
     PyTypeObject *storage_type;
@@ -86,7 +87,16 @@ static struct {
     fast_method operators[MAX_METHODS];
     PyMethodDef operator_defs[MAX_METHODS];
     PyMethodDef storage_del_def;
-} fast;
+} fast_state;
+
+/* The methods' state, and the scratch state an install fills before it replaces `fast` whole, so
+ * that a spec C refuses leaves the installed methods as they were. */
+static fast_state fast, next_state;
+
+/* The specs of earlier installs (a re-import of t_tensor makes a new Tensor class and installs
+ * again): the method descriptors made from them still exist and name strings they own, so they
+ * are kept for the life of the process. */
+static PyObject *retired_specs;
 
 #define SLOT(object, offset) (*(PyObject **)((char *)(object) + (offset)))
 
@@ -143,94 +153,78 @@ static int same_shape(PyObject *a, PyObject *b) {
     return 1;
 }
 
-/* The number of elements of a valid shape tuple (non-negative ints whose product fits), or -1
- * with an exception set if an item is not an int. */
+/* The number of elements of a shape tuple, or -1 with an exception set if an item is not a
+ * non-negative int or the product overflows (an empty tensor may have huge dimensions: the
+ * Python method then decides). */
 static int64_t shape_numel(PyObject *shape) {
     int64_t numel = 1;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); i++) {
         Py_ssize_t size = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
-        if (size < 0) {
+        if (size < 0 || __builtin_mul_overflow(numel, (int64_t)size, &numel)) {
             if (!PyErr_Occurred()) {
-                PyErr_SetString(PyExc_ValueError, "negative size"); /* a TensorImpl never has one */
+                PyErr_SetString(PyExc_OverflowError, "shape_numel: not a plain shape");
             }
             return -1;
         }
-        numel *= size;
     }
     return numel;
 }
 
-/* The byte address of element 0 of a tensor (its storage's data address plus its offset in
- * bytes); 0 with an exception set on failure. */
-static uintptr_t element_zero_address(PyObject *tensor, int64_t itemsize) {
-    PyObject *storage = SLOT(tensor, fast.t_storage);
-    PyObject *offset = SLOT(tensor, fast.t_offset);
-    if (storage == NULL || offset == NULL || Py_TYPE(storage) != fast.storage_type) {
-        PyErr_SetString(PyExc_AttributeError, "tensor without storage");
-        return 0;
-    }
-    PyObject *data = SLOT(storage, fast.s_data);
-    if (data == NULL) {
-        PyErr_SetString(PyExc_AttributeError, "storage without data address");
-        return 0;
-    }
-    uintptr_t address = (uintptr_t)PyLong_AsUnsignedLongLong(data);
-    Py_ssize_t elements = PyLong_AsSsize_t(offset);
-    if ((address == (uintptr_t)-1 || elements == -1) && PyErr_Occurred()) {
-        return 0;
-    }
-    return address + (uintptr_t)elements * (uintptr_t)itemsize; /* unsigned: wraps like C's own */
-}
+/* A plain-case tensor operand, as read from its slots. The object fields are borrowed until
+ * hold() takes references to them. */
+typedef struct {
+    int code;          /* dtype code */
+    int64_t numel;
+    uintptr_t address; /* of element 0 */
+    PyObject *shape, *strides, *storage;
+} operand;
 
-/* A new Tensor over the fresh storage `ptr` (its one strong reference is taken over, also on
- * failure), shaped like `like`, offset 0, dtype `dtype`. New reference, or NULL with an exception. */
-static PyObject *wrap_new(tt_storage *ptr, PyObject *like, PyObject *dtype) {
-    PyObject *storage = fast.storage_type->tp_alloc(fast.storage_type, 0);
-    if (storage == NULL) {
-        tt_storage_release(ptr);
-        return NULL;
-    }
-    PyObject *data = PyLong_FromUnsignedLongLong(tt_storage_data_address(ptr));
-    PyObject *pointer = data != NULL ? tt_py_cdata_from_pointer(ptr, fast.storage_ctype) : NULL;
-    if (pointer == NULL) {
-        Py_XDECREF(data);
-        Py_DECREF(storage); /* _ptr unset: the finalizer releases nothing */
-        tt_storage_release(ptr);
-        return NULL;
-    }
-    SLOT(storage, fast.s_data) = data;
-    SLOT(storage, fast.s_ptr) = pointer; /* from here on the Storage owns the reference */
-
-    PyObject *result = fast.tensor_type->tp_alloc(fast.tensor_type, 0);
-    if (result == NULL) {
-        Py_DECREF(storage);
-        return NULL;
-    }
-    PyObject *shape = SLOT(like, fast.t_shape), *strides = SLOT(like, fast.t_strides);
-    SLOT(result, fast.t_storage) = storage;
-    SLOT(result, fast.t_shape) = Py_NewRef(shape);
-    SLOT(result, fast.t_strides) = Py_NewRef(strides);
-    SLOT(result, fast.t_offset) = PyLong_FromLong(0); /* a cached small int: cannot fail */
-    SLOT(result, fast.t_dtype) = Py_NewRef(dtype);
-    SLOT(result, fast.t_dense) = Py_NewRef(Py_True);
-    SLOT(result, fast.t_ag) = Py_NewRef(Py_None);
-    return result;
-}
-
-/* A plain-case tensor operand's dtype code and element 0's address, or -1 (with an exception
- * set only when reading a field raised): the caller then runs the Python method. */
-static int plain_tensor(PyObject *tensor, uintptr_t *address) {
+/* Fill `x` from `tensor` when it is a plain-case operand (exactly Tensor, no autograd, known
+ * dense, a known dtype); returns 0, or -1 (no exception set) for "not the plain case". */
+static int plain_tensor(PyObject *tensor, operand *x) {
     if (Py_TYPE(tensor) != fast.tensor_type || SLOT(tensor, fast.t_ag) != Py_None ||
         SLOT(tensor, fast.t_dense) != Py_True) {
         return -1;
     }
-    PyObject *shape = SLOT(tensor, fast.t_shape);
-    int code = dtype_code(SLOT(tensor, fast.t_dtype));
-    if (code < 0 || shape == NULL || !PyTuple_CheckExact(shape) || SLOT(tensor, fast.t_strides) == NULL) {
+    x->code = dtype_code(SLOT(tensor, fast.t_dtype));
+    x->shape = SLOT(tensor, fast.t_shape);
+    x->strides = SLOT(tensor, fast.t_strides);
+    x->storage = SLOT(tensor, fast.t_storage);
+    PyObject *offset = SLOT(tensor, fast.t_offset);
+    if (x->code < 0 || x->shape == NULL || !PyTuple_CheckExact(x->shape) || x->strides == NULL ||
+        x->storage == NULL || Py_TYPE(x->storage) != fast.storage_type || offset == NULL) {
         return -1;
     }
-    *address = element_zero_address(tensor, fast.itemsize[code]);
-    return PyErr_Occurred() ? -1 : code;
+    PyObject *data = SLOT(x->storage, fast.s_data);
+    if (data == NULL || (x->numel = shape_numel(x->shape)) < 0) {
+        PyErr_Clear();
+        return -1;
+    }
+    uintptr_t address = (uintptr_t)PyLong_AsUnsignedLongLong(data);
+    Py_ssize_t elements = PyLong_AsSsize_t(offset);
+    if ((address == (uintptr_t)-1 || elements == -1) && PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
+    /* unsigned: wraps like the C core's own address arithmetic */
+    x->address = address + (uintptr_t)elements * (uintptr_t)fast.itemsize[x->code];
+    return 0;
+}
+
+/* Between reading the operands and building the result, other Python code can run: other
+ * threads while the GIL is released, and a collection (with its callbacks and finalizers) inside
+ * tp_alloc. It could clear an operand's slots or drop its last reference to the storage the
+ * kernel reads, so the fields used later are held for the duration. */
+static void hold(const operand *x) {
+    Py_INCREF(x->shape);
+    Py_INCREF(x->strides);
+    Py_INCREF(x->storage);
+}
+
+static void drop(const operand *x) {
+    Py_DECREF(x->shape);
+    Py_DECREF(x->strides);
+    Py_DECREF(x->storage);
 }
 
 /* The kernel call, with the GIL released for large outputs (see RELEASE_GIL_BYTES). */
@@ -244,38 +238,63 @@ static int plain_tensor(PyObject *tensor, uintptr_t *address) {
         }                                                                                            \
     } while (0)
 
-/* The result tensor, or NULL without an exception set: "not the plain case", so the caller runs
- * the Python method (which also raises every error, including a kernel's zero division). */
-static PyObject *finish(tt_storage *ptr, PyObject *like, PyObject *dtype) {
+/* A new Tensor over the fresh storage `ptr` (its one strong reference is taken over, also on
+ * failure), with `like`'s shape and strides, offset 0, dtype `dtype`. Returns a new reference,
+ * or NULL without an exception set: "not the plain case", so the caller runs the Python method
+ * (whose general path tries again and raises its own error; ptr NULL means a kernel refused,
+ * e.g. an integer division by zero, or memory ran out). */
+static PyObject *wrap_new(tt_storage *ptr, const operand *like, PyObject *dtype) {
     if (ptr == NULL) {
-        return NULL; /* out of memory or refused: the Python general path raises */
+        return NULL;
     }
-    PyObject *result = wrap_new(ptr, like, dtype);
+    PyObject *storage = fast.storage_type->tp_alloc(fast.storage_type, 0);
+    PyObject *data = storage != NULL ? PyLong_FromUnsignedLongLong(tt_storage_data_address(ptr)) : NULL;
+    PyObject *pointer = data != NULL ? tt_py_cdata_from_pointer(ptr, fast.storage_ctype) : NULL;
+    if (pointer == NULL) {
+        Py_XDECREF(data);
+        Py_XDECREF(storage); /* _ptr unset: its finalizer releases nothing */
+        tt_storage_release(ptr);
+        PyErr_Clear();
+        return NULL;
+    }
+    SLOT(storage, fast.s_data) = data;
+    SLOT(storage, fast.s_ptr) = pointer; /* from here on the Storage owns the reference */
+
+    PyObject *result = fast.tensor_type->tp_alloc(fast.tensor_type, 0);
     if (result == NULL) {
-        PyErr_Clear(); /* the general path tries again and raises its own error */
+        Py_DECREF(storage);
+        PyErr_Clear();
+        return NULL;
     }
+    SLOT(result, fast.t_storage) = storage;
+    SLOT(result, fast.t_shape) = Py_NewRef(like->shape);
+    SLOT(result, fast.t_strides) = Py_NewRef(like->strides);
+    SLOT(result, fast.t_offset) = PyLong_FromLong(0); /* a cached small int: cannot fail */
+    SLOT(result, fast.t_dtype) = Py_NewRef(dtype);
+    SLOT(result, fast.t_dense) = Py_NewRef(Py_True);
+    SLOT(result, fast.t_ag) = Py_NewRef(Py_None);
     return result;
 }
 
 /* tensor op tensor: one dtype, equal shapes. */
-static PyObject *tensor_tensor_case(const fast_method *op, PyObject *a, PyObject *b) {
-    uintptr_t a_data, b_data;
-    int code = plain_tensor(a, &a_data);
-    if (code < 0 || op->tensors.op_code[code] < 0 || plain_tensor(b, &b_data) != code || /* one dtype */
-        same_shape(SLOT(a, fast.t_shape), SLOT(b, fast.t_shape)) != 1) {
+static PyObject *tensor_tensor_case(const fast_method *op, PyObject *a_object, PyObject *b_object) {
+    operand a, b;
+    if (plain_tensor(a_object, &a) < 0 || op->tensors.op_code[a.code] < 0 || plain_tensor(b_object, &b) < 0 ||
+        b.code != a.code || same_shape(a.shape, b.shape) != 1) {
         PyErr_Clear();
         return NULL;
     }
-    int64_t numel = shape_numel(SLOT(a, fast.t_shape));
-    if (numel < 0) {
-        PyErr_Clear();
-        return NULL;
-    }
+    const int out_code = op->tensors.out_code[a.code];
     tt_storage *ptr;
-    RUN_RELEASING_GIL_IF_LARGE(numel * fast.itemsize[op->tensors.out_code[code]],
-                               ptr = tt_binary_new(op->tensors.op_code[code], numel, a_data, b_data, code,
-                                                   op->tensors.out_code[code]));
-    return finish(ptr, a, op->tensors.out_dtype[code]);
+    hold(&a);
+    hold(&b);
+    RUN_RELEASING_GIL_IF_LARGE(a.numel * fast.itemsize[out_code],
+                               ptr = tt_binary_new(op->tensors.op_code[a.code], a.numel, a.address, b.address, a.code,
+                                                   out_code));
+    PyObject *result = wrap_new(ptr, &a, op->tensors.out_dtype[a.code]);
+    drop(&b);
+    drop(&a);
+    return result;
 }
 
 /* tensor op number, or number op tensor for a reflected method: `number` is an exact int or
@@ -294,41 +313,35 @@ static PyObject *tensor_number_case(const fast_method *op, PyObject *tensor, PyO
     } else {
         s_float = PyFloat_AS_DOUBLE(number);
     }
-    uintptr_t data;
-    int code = plain_tensor(tensor, &data);
-    if (code < 0 || table->op_code[code] < 0) {
-        PyErr_Clear();
+    operand x;
+    if (plain_tensor(tensor, &x) < 0 || table->op_code[x.code] < 0) {
         return NULL;
     }
-    int64_t numel = shape_numel(SLOT(tensor, fast.t_shape));
-    if (numel < 0) {
-        PyErr_Clear();
-        return NULL;
-    }
+    const int out_code = table->out_code[x.code];
     tt_storage *ptr;
-    RUN_RELEASING_GIL_IF_LARGE(numel * fast.itemsize[table->out_code[code]],
-                               ptr = tt_binary_scalar_new(table->op_code[code], numel, data, s_int, s_float, is_int,
-                                                          op->number_first, code, table->out_code[code]));
-    return finish(ptr, tensor, table->out_dtype[code]);
+    hold(&x);
+    RUN_RELEASING_GIL_IF_LARGE(x.numel * fast.itemsize[out_code],
+                               ptr = tt_binary_scalar_new(table->op_code[x.code], x.numel, x.address, s_int, s_float,
+                                                          is_int, op->number_first, x.code, out_code));
+    PyObject *result = wrap_new(ptr, &x, table->out_dtype[x.code]);
+    drop(&x);
+    return result;
 }
 
 /* op(self) for a unary method. */
 static PyObject *unary_case(const fast_method *op, PyObject *tensor) {
-    uintptr_t data;
-    int code = plain_tensor(tensor, &data);
-    if (code < 0 || op->unary.op_code[code] < 0) {
-        PyErr_Clear();
+    operand x;
+    if (plain_tensor(tensor, &x) < 0 || op->unary.op_code[x.code] < 0) {
         return NULL;
     }
-    int64_t numel = shape_numel(SLOT(tensor, fast.t_shape));
-    if (numel < 0) {
-        PyErr_Clear();
-        return NULL;
-    }
+    const int out_code = op->unary.out_code[x.code];
     tt_storage *ptr;
-    RUN_RELEASING_GIL_IF_LARGE(numel * fast.itemsize[op->unary.out_code[code]],
-                               ptr = tt_unary_new(op->unary.op_code[code], numel, data, code, op->unary.out_code[code]));
-    return finish(ptr, tensor, op->unary.out_dtype[code]);
+    hold(&x);
+    RUN_RELEASING_GIL_IF_LARGE(x.numel * fast.itemsize[out_code],
+                               ptr = tt_unary_new(op->unary.op_code[x.code], x.numel, x.address, x.code, out_code));
+    PyObject *result = wrap_new(ptr, &x, op->unary.out_dtype[x.code]);
+    drop(&x);
+    return result;
 }
 
 static PyObject *fast_method_call(const fast_method *op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -426,20 +439,20 @@ static int read_int_attribute(PyObject *object, const char *name, long low, long
     return 0;
 }
 
-/* Fill `table` from a tuple of one entry per dtype (None, or (op code, output DType)), or from
- * None (no entries at all). Returns 0, or -1 with an exception set. */
-static int read_table(PyObject *entries, entry_table *table) {
+/* Fill `table` from a tuple of one entry per dtype of `state` (None, or (op code, output
+ * DType)), or from None (no entries at all). Returns 0, or -1 with an exception set. */
+static int read_table(const fast_state *state, PyObject *entries, entry_table *table) {
     for (int code = 0; code < MAX_DTYPES; code++) {
         table->op_code[code] = -1;
     }
     if (entries == Py_None) {
         return 0;
     }
-    if (!PyTuple_Check(entries) || PyTuple_GET_SIZE(entries) != fast.ndtypes) {
+    if (!PyTuple_Check(entries) || PyTuple_GET_SIZE(entries) != state->ndtypes) {
         PyErr_SetString(PyExc_ValueError, "an entry table needs one entry per dtype");
         return -1;
     }
-    for (int code = 0; code < fast.ndtypes; code++) {
+    for (int code = 0; code < state->ndtypes; code++) {
         PyObject *entry = PyTuple_GET_ITEM(entries, code);
         if (entry == Py_None) {
             continue;
@@ -447,10 +460,10 @@ static int read_table(PyObject *entries, entry_table *table) {
         long op_code, out_code;
         PyObject *out_dtype;
         if (!PyArg_ParseTuple(entry, "lO", &op_code, &out_dtype) ||
-            read_int_attribute(out_dtype, "code", 0, fast.ndtypes - 1, &out_code) < 0) {
+            read_int_attribute(out_dtype, "code", 0, state->ndtypes - 1, &out_code) < 0) {
             return -1;
         }
-        if (fast.dtypes[out_code] != out_dtype || op_code < 0 || op_code > INT32_MAX) {
+        if (state->dtypes[out_code] != out_dtype || op_code < 0 || op_code > INT32_MAX) {
             PyErr_SetString(PyExc_ValueError, "an entry's dtype is not one of the spec's dtypes");
             return -1;
         }
@@ -461,97 +474,126 @@ static int read_table(PyObject *entries, entry_table *table) {
     return 0;
 }
 
-/* Fill `fast` from the spec tuple (see t_tensor/_cfast.py) and build the methods; returns the
- * dict {name: method descriptor} (new reference) or NULL with an exception set. */
-static PyObject *build_methods(PyObject *spec) {
+/* Fill `state` from the spec tuple (see t_tensor/_cfast.py): (Tensor class, Storage class,
+ * ffi.typeof("tt_storage *"), the dtypes in code order, one tuple per method). Returns 0, or -1
+ * with an exception set. Borrows `spec`; `state->spec` is left for the caller to set. */
+static int read_spec(PyObject *spec, fast_state *state) {
     PyTypeObject *tensor_type, *storage_type;
-    PyObject *ctype, *dtypes, *operators;
+    PyObject *ctype, *dtypes, *methods;
     if (!PyArg_ParseTuple(spec, "O!O!OO!O!", &PyType_Type, &tensor_type, &PyType_Type, &storage_type, &ctype,
-                          &PyTuple_Type, &dtypes, &PyTuple_Type, &operators)) {
-        return NULL;
+                          &PyTuple_Type, &dtypes, &PyTuple_Type, &methods)) {
+        return -1;
     }
-    if (PyTuple_GET_SIZE(dtypes) > MAX_DTYPES || PyTuple_GET_SIZE(operators) > MAX_METHODS) {
-        PyErr_SetString(PyExc_ValueError, "too many dtypes or operators for fast_ops.c's tables");
-        return NULL;
+    /* The bridge casts it to cffi's ctype descriptor: anything else would be read as one. */
+    if (strcmp(Py_TYPE(ctype)->tp_name, "_cffi_backend.CType") != 0) {
+        PyErr_SetString(PyExc_TypeError, "the spec's third item must be ffi.typeof(\"tt_storage *\")");
+        return -1;
     }
-    fast.tensor_type = tensor_type;
-    fast.storage_type = storage_type;
-    fast.storage_ctype = ctype;
+    if (PyTuple_GET_SIZE(dtypes) > MAX_DTYPES || PyTuple_GET_SIZE(methods) > MAX_METHODS) {
+        PyErr_SetString(PyExc_ValueError, "too many dtypes or methods for fast_ops.c's tables");
+        return -1;
+    }
+    state->tensor_type = tensor_type;
+    state->storage_type = storage_type;
+    state->storage_ctype = ctype;
     const char *tensor_slots[] = {"_storage", "_shape", "_strides", "_offset", "_dtype", "_dense", "_ag"};
-    Py_ssize_t *tensor_offsets[] = {&fast.t_storage, &fast.t_shape, &fast.t_strides, &fast.t_offset,
-                                    &fast.t_dtype,   &fast.t_dense, &fast.t_ag};
+    Py_ssize_t *tensor_offsets[] = {&state->t_storage, &state->t_shape, &state->t_strides, &state->t_offset,
+                                    &state->t_dtype,   &state->t_dense, &state->t_ag};
     for (int i = 0; i < 7; i++) {
         if ((*tensor_offsets[i] = slot_offset(tensor_type, tensor_slots[i])) < 0) {
-            return NULL;
+            return -1;
         }
     }
-    if ((fast.s_ptr = slot_offset(storage_type, "_ptr")) < 0 || (fast.s_data = slot_offset(storage_type, "_data")) < 0) {
-        return NULL;
+    if ((state->s_ptr = slot_offset(storage_type, "_ptr")) < 0 ||
+        (state->s_data = slot_offset(storage_type, "_data")) < 0) {
+        return -1;
     }
 
-    fast.ndtypes = (int)PyTuple_GET_SIZE(dtypes);
-    for (int code = 0; code < fast.ndtypes; code++) {
+    state->ndtypes = (int)PyTuple_GET_SIZE(dtypes);
+    for (int code = 0; code < state->ndtypes; code++) {
         PyObject *dtype = PyTuple_GET_ITEM(dtypes, code);
         long dtype_code_value, itemsize;
         if (read_int_attribute(dtype, "code", code, code, &dtype_code_value) < 0 ||
             read_int_attribute(dtype, "itemsize", 1, 16, &itemsize) < 0) {
-            return NULL;
+            return -1;
         }
-        fast.dtypes[code] = dtype;
-        fast.itemsize[code] = itemsize;
+        state->dtypes[code] = dtype;
+        state->itemsize[code] = itemsize;
     }
 
-    PyObject *methods = PyDict_New();
-    if (methods == NULL) {
-        return NULL;
-    }
-    fast.nmethods = (int)PyTuple_GET_SIZE(operators);
-    for (int k = 0; k < fast.nmethods; k++) {
+    state->nmethods = (int)PyTuple_GET_SIZE(methods);
+    for (int k = 0; k < state->nmethods; k++) {
         PyObject *name, *fallback, *tensors, *ints, *floats, *unary;
-        fast_method *op = &fast.operators[k];
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(operators, k), "UOpOOOO", &name, &fallback, &op->number_first,
+        fast_method *op = &state->operators[k];
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(methods, k), "UOpOOOO", &name, &fallback, &op->number_first,
                               &tensors, &ints, &floats, &unary) ||
-            read_table(tensors, &op->tensors) < 0 || read_table(ints, &op->ints) < 0 ||
-            read_table(floats, &op->floats) < 0 || read_table(unary, &op->unary) < 0) {
-            goto fail;
+            read_table(state, tensors, &op->tensors) < 0 || read_table(state, ints, &op->ints) < 0 ||
+            read_table(state, floats, &op->floats) < 0 || read_table(state, unary, &op->unary) < 0) {
+            return -1;
         }
         op->fallback = fallback;
         const char *method_name = PyUnicode_AsUTF8(name); /* lives as long as the spec */
         if (method_name == NULL) {
-            goto fail;
+            return -1;
         }
-        fast.operator_defs[k] = (PyMethodDef){
+        state->operator_defs[k] = (PyMethodDef){
             method_name, (PyCFunction)(void (*)(void))operator_functions[k], METH_FASTCALL | METH_KEYWORDS,
             "The plain cases in C (contiguous tensors of one dtype and shape, a contiguous tensor and a "
             "Python int or float, or a contiguous tensor alone; nothing recording autograd); every other call "
             "runs the Python method it replaces (csrc/python/fast_ops.c)."};
-        PyObject *method = PyDescr_NewMethod(tensor_type, &fast.operator_defs[k]);
-        if (method == NULL || PyDict_SetItem(methods, name, method) < 0) {
-            Py_XDECREF(method);
-            goto fail;
+    }
+    state->storage_del_def = (PyMethodDef){"__del__", storage_del, METH_NOARGS,
+                                           "Release the one strong reference this Storage owns (in C)."};
+    return 0;
+}
+
+/* The method descriptors of the installed state, as {name: descriptor} (new reference), or NULL
+ * with an exception set. They point into `fast`, which is why `fast` is only ever replaced whole. */
+static PyObject *make_methods(void) {
+    PyObject *methods = PyDict_New();
+    for (int k = 0; methods != NULL && k < fast.nmethods; k++) {
+        PyObject *method = PyDescr_NewMethod(fast.tensor_type, &fast.operator_defs[k]);
+        if (method == NULL || PyDict_SetItemString(methods, fast.operator_defs[k].ml_name, method) < 0) {
+            Py_CLEAR(methods);
         }
-        Py_DECREF(method);
+        Py_XDECREF(method);
     }
-
-    fast.storage_del_def = (PyMethodDef){"__del__", storage_del, METH_NOARGS,
-                                         "Release the one strong reference this Storage owns (in C)."};
-    PyObject *del = PyDescr_NewMethod(storage_type, &fast.storage_del_def);
+    PyObject *del = methods != NULL ? PyDescr_NewMethod(fast.storage_type, &fast.storage_del_def) : NULL;
     if (del == NULL || PyDict_SetItemString(methods, "Storage.__del__", del) < 0) {
-        Py_XDECREF(del);
-        goto fail;
+        Py_CLEAR(methods);
     }
-    Py_DECREF(del);
+    Py_XDECREF(del);
     return methods;
+}
 
-fail:
-    Py_DECREF(methods);
-    return NULL;
+/* Replace the installed state by the one `spec` describes; returns the new methods (new
+ * reference) or NULL with an exception set, the installed state unchanged. */
+static PyObject *install(PyObject *spec) {
+    memset(&next_state, 0, sizeof next_state);
+    if (!PyTuple_Check(spec)) {
+        PyErr_SetString(PyExc_TypeError, "_SPEC must be a tuple");
+        return NULL;
+    }
+    if (read_spec(spec, &next_state) < 0) {
+        return NULL;
+    }
+    if (fast.spec != NULL) {
+        if (retired_specs == NULL && (retired_specs = PyList_New(0)) == NULL) {
+            return NULL;
+        }
+        if (PyList_Append(retired_specs, fast.spec) < 0) {
+            return NULL;
+        }
+        Py_CLEAR(fast.spec);
+    }
+    next_state.spec = Py_NewRef(spec);
+    fast = next_state;
+    return make_methods();
 }
 
 /* Reads `_SPEC` from the module `module_name` (already in sys.modules) and stores the methods as
  * its `_METHODS`, or the exception as its `_ERROR`. Called through cffi, which has released the
- * GIL: it takes the GIL back itself. Returns 0, or -1 when it failed (see `_ERROR`). The methods
- * can be built once per process: the static tables above are theirs. */
+ * GIL: it takes the GIL back itself. Returns 0, or -1 when it failed (see `_ERROR`). */
 int tt_py_install_fast_ops(const char *module_name) {
     PyGILState_STATE gil = PyGILState_Ensure();
     int status = -1;
@@ -563,23 +605,9 @@ int tt_py_install_fast_ops(const char *module_name) {
         PyGILState_Release(gil);
         return -1;
     }
-    PyObject *methods = NULL;
-    if (fast.spec != NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "the C operators were already installed in this process");
-    } else {
-        PyObject *spec = PyObject_GetAttrString(module, "_SPEC");
-        if (spec != NULL && PyTuple_Check(spec)) {
-            methods = build_methods(spec);
-        } else if (spec != NULL) {
-            PyErr_SetString(PyExc_TypeError, "_SPEC must be a tuple");
-        }
-        if (methods != NULL) {
-            fast.spec = spec; /* kept for the life of the process */
-        } else {
-            Py_XDECREF(spec);
-            memset(&fast, 0, sizeof fast);
-        }
-    }
+    PyObject *spec = PyObject_GetAttrString(module, "_SPEC");
+    PyObject *methods = spec != NULL ? install(spec) : NULL;
+    Py_XDECREF(spec);
     if (methods != NULL && PyObject_SetAttrString(module, "_METHODS", methods) == 0) {
         status = 0;
     } else {

@@ -364,11 +364,68 @@ def test_c_storage_finalizer_releases_once_and_tolerates_a_failed_constructor() 
     assert tt.live_storages() == before
 
 
-def test_c_operators_install_once_per_process() -> None:
-    assert lib.tt_py_install_fast_ops(b"t_tensor._cfast") == -1
-    assert isinstance(_cfast._ERROR, RuntimeError) and "already installed" in str(_cfast._ERROR)
+def test_c_methods_refuse_a_bad_spec_and_keep_the_installed_ones(monkeypatch) -> None:
+    good = _cfast._SPEC
+    wrong_table = good[:4] + ((("__add__", None, 0, (), None, None, None),),)
+    for bad in [(1, 2), "spec", good[:2] + (42,) + good[3:], wrong_table]:
+        monkeypatch.setattr(_cfast, "_SPEC", bad)
+        assert lib.tt_py_install_fast_ops(b"t_tensor._cfast") == -1
+        assert isinstance(_cfast._ERROR, (TypeError, ValueError))
+        assert (tt.ones(2) + tt.ones(2)).tolist() == [2.0, 2.0] and (tt.ones(2) * 3).tolist() == [3.0, 3.0]
     assert lib.tt_py_install_fast_ops(b"no.such.module") == -1
-    assert (tt.ones(2) + tt.ones(2)).tolist() == [2.0, 2.0]
+    monkeypatch.setattr(_cfast, "_SPEC", good)
+    assert lib.tt_py_install_fast_ops(b"t_tensor._cfast") == 0  # the same spec again: the same methods
+    assert (tt.ones(2) - tt.ones(2)).tolist() == [0.0, 0.0] and tt.zeros(1).exp().tolist() == [1.0]
+
+
+def test_t_tensor_can_be_imported_again() -> None:
+    # a second import makes a new Tensor class and installs the C methods again; tensors of the
+    # first import then get a clean error from the new Python methods, not a crash
+    script = """
+import sys
+import t_tensor as tt
+a = tt.ones(2)
+for m in [m for m in sys.modules if m == "t_tensor" or m.startswith("t_tensor.")]:
+    del sys.modules[m]
+import t_tensor as tt2
+assert tt2.Tensor is not tt.Tensor
+b = tt2.ones(2)
+assert (b + b).tolist() == [2.0, 2.0] and (2.0 * b).tolist() == [2.0, 2.0] and (-b).tolist() == [-1.0, -1.0]
+try:
+    a + a
+except TypeError as error:
+    assert "unsupported operand type Tensor" in str(error)
+print("ok")
+"""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_c_method_holds_what_it_reads_while_other_code_runs() -> None:
+    # a collection inside the result's allocation runs gc callbacks, which here clear the operand's
+    # fields: the method must have taken its own references (before, this crashed)
+    import gc
+
+    a = tt.ones(3)
+    cleared = []
+
+    def clear_fields(phase, info):
+        if phase == "start" and not cleared:
+            cleared.append(True)
+            del a._strides
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(clear_fields)
+    gc.set_threshold(1)
+    try:
+        result = a + a
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(clear_fields)
+    assert cleared and result.tolist() == [2.0, 2.0, 2.0] and result.stride() == (1,)
 
 
 # ---------------------------------------------------------------------- storage ownership
