@@ -29,6 +29,7 @@ shared strided iterator.
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, NamedTuple
 
@@ -40,7 +41,7 @@ from t_tensor import strides as S
 from t_tensor._capi import check, ffi, lib
 from t_tensor.autograd.function import FUNCTIONS
 from t_tensor.autograd.grad_mode import wants_grad
-from t_tensor.tensor_impl import TensorImpl
+from t_tensor.tensor_impl import TensorImpl, wrap_new
 
 __all__ = [
     "argwhere",
@@ -328,7 +329,28 @@ def _plan(x: TensorImpl, key: Any, fn: str) -> _Indexed | tuple:
 
 def getitem(x: TensorImpl, key: Any) -> Any:
     """``x[key]`` for a key with an advanced part (a copy); a basic key gives a view."""
+    if type(key) is type(x) and key._dtype is dtypes.bool and key._shape == x._shape and x._shape:
+        result = _masked_select_contiguous(x, key)
+        if result is not None:
+            return result
     return _getitem(x, key, "__getitem__")
+
+
+_MASKED_SELECT_NEW = lib.tt_masked_select_new
+
+
+def _masked_select_contiguous(x: TensorImpl, mask: TensorImpl) -> Any:
+    """``x[mask]`` with a bool mask of x's shape, both contiguous, nothing to record: one C call
+    (``tt_masked_select_new``: count, allocate, copy the selected elements in order); None to take
+    the general path (through ``nonzero``), which gives the same elements."""
+    if not (x._dense or x._is_dense()) or not (mask._dense or mask._is_dense()) or wants_grad(x):
+        return None
+    count = ffi.new("int64_t *")
+    ptr = _MASKED_SELECT_NEW(
+        math.prod(x._shape),
+        x._storage._data + x._offset * x._dtype.itemsize, mask._storage._data + mask._offset, x._dtype.code, count,
+    )
+    return wrap_new(type(x), ptr, (count[0],), (1,), x._dtype) if ptr else None
 
 
 def _getitem(x: TensorImpl, key: Any, fn: str) -> Any:

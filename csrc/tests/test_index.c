@@ -106,6 +106,46 @@ static void test_long_gather(void) {
     tt_set_num_threads(before);
 }
 
+/* x[mask] over contiguous data on two threads, across many chunks: the selected elements in
+   order, exactly `count` of them (ASan sees a store past the output), and the NULL cases. */
+static void test_masked_select(void) {
+    enum { N = 300007 };
+    static int32_t x[N];
+    static uint8_t mask[N];
+    int64_t want = 0;
+    for (int64_t i = 0; i < N; i++) {
+        x[i] = (int32_t)(i * 3 + 1);
+        mask[i] = (uint8_t)(((i * 2654435761u) >> 7) % 3 == 0 ? 1 + i % 2 : 0); /* nonzero bytes select */
+        want += mask[i] != 0;
+    }
+    const int before = tt_get_num_threads();
+    tt_set_num_threads(2);
+    int64_t count = -1;
+    tt_storage *out = tt_masked_select_new(N, (uintptr_t)x, (uintptr_t)mask, TT_INT32, &count);
+    CHECK(out != NULL && count == want, "masked select: count %lld, expected %lld", (long long)count,
+          (long long)want);
+    if (out != NULL) {
+        const int32_t *got = (const int32_t *)tt_storage_data_address(out);
+        int64_t j = 0;
+        for (int64_t i = 0; i < N && j < count; i++) {
+            if (mask[i] != 0) {
+                CHECK(got[j] == x[i], "masked select: out[%lld] = %d, expected %d", (long long)j, got[j], x[i]);
+                j++;
+            }
+        }
+        tt_storage_release(out);
+    }
+    memset(mask, 0, sizeof mask);
+    out = tt_masked_select_new(N, (uintptr_t)x, (uintptr_t)mask, TT_INT32, &count);
+    CHECK(out != NULL && count == 0, "masked select of an all-false mask: %lld elements", (long long)count);
+    tt_storage_release(out);
+    CHECK(tt_masked_select_new(-1, (uintptr_t)x, (uintptr_t)mask, TT_INT32, &count) == NULL, "n < 0");
+    CHECK(tt_masked_select_new(N, 0, (uintptr_t)mask, TT_INT32, &count) == NULL, "NULL x");
+    CHECK(tt_masked_select_new(N, (uintptr_t)x, (uintptr_t)mask, TT_NUM_DTYPES, &count) == NULL, "bad dtype");
+    CHECK(tt_masked_select_new(N, (uintptr_t)x, (uintptr_t)mask, TT_INT32, NULL) == NULL, "NULL count");
+    tt_set_num_threads(before);
+}
+
 /* Eight values all sent to element 1 of a 3-element destination, for every mode and dtype. */
 static void test_scatter_duplicates(void) {
     enum { N = 8 };
@@ -230,6 +270,7 @@ int main(void) {
     test_gather_two_indices();
     test_out_of_range();
     test_long_gather();
+    test_masked_select();
     test_scatter_duplicates();
     test_nonzero();
     test_masked_fill();

@@ -915,6 +915,45 @@ def test_whole_rows_gathered_and_scattered(layout):
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.float16, np.float32, np.int32, np.float64, np.int64])
 @pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape", [(7,), (3, 5), (300_007,), (2, 3, 65_536), (0, 4)], ids=str)
+@pytest.mark.parametrize("density", [0.0, 0.3, 1.0])
+def test_mask_of_the_same_shape_selects_as_numpy(dtype, threads, shape, density):
+    """x[mask] with a bool mask of x's shape, both contiguous, is one C call (count the chunks,
+    allocate, copy branchlessly on the threads); it must give NumPy's elements in NumPy's order,
+    and the same as the general path (a strided copy of the same data)."""
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal(shape) * 100).astype(dtype)
+    m = rng.random(shape) < density
+    before = tt.get_num_threads()
+    try:
+        tt.set_num_threads(threads)
+        tx, tm = tt.from_numpy(x), tt.from_numpy(m)
+        got = tx[tm]
+        assert got.shape == (int(m.sum()),) and got.dtype == tx.dtype and got.is_contiguous()
+        np.testing.assert_array_equal(got.numpy(), x[m])
+        np.testing.assert_array_equal(tx.masked_select(tm).numpy(), x[m])
+        if x.ndim == 2:  # the general path: transposed (not contiguous) operands
+            general = tt.from_numpy(np.ascontiguousarray(x.T)).T[tt.from_numpy(np.ascontiguousarray(m.T)).T]
+            np.testing.assert_array_equal(general.numpy(), got.numpy())
+    finally:
+        tt.set_num_threads(before)
+
+
+def test_mask_bytes_other_than_one_select_and_grad_takes_the_general_path():
+    raw = np.array([0, 2, 1, 255, 0], dtype=np.uint8).view(np.bool_)  # nonzero bytes are True
+    x = tt.tensor([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert x[tt.from_numpy(raw)].tolist() == [2.0, 3.0, 4.0]
+    w = tt.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    picked = w[w > 0]
+    assert picked.grad_fn is not None
+    picked.sum().backward()
+    assert w.grad.tolist() == [1.0, 0.0, 1.0]
+    with pytest.raises(IndexError, match="mask"):
+        x[tt.tensor([True, False])]
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.float16, np.float32, np.int32, np.float64, np.int64])
+@pytest.mark.parametrize("threads", [1, 2])
 def test_large_one_index_gathers_match_numpy(dtype, threads):
     """A gather through one index tensor runs a typed loop (one per item size), on the threads
     when the row is long, with the next reads prefetched: x[idx] with negative indices, a strided

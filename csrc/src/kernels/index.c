@@ -13,6 +13,7 @@
  */
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu_features.h"
@@ -609,4 +610,99 @@ tt_status tt_masked_fill(int ndim, const int64_t *shape, uintptr_t x, const int6
        writes to one element keep their order). */
     tt_iter_parallel(&iter, TT_ITER_GRAIN, 64, masked_fill_chunk, &job);
     return TT_OK;
+}
+
+/* ------------------------------------------------------------------ masked select */
+
+/* x[mask] over contiguous data, in two passes over fixed chunks of the mask: count each chunk's
+   selected elements (on all threads), turn the counts into each chunk's first output position,
+   then copy each chunk's selected elements there (on all threads). The copy is branchless: every
+   element is stored at the next free position, which advances only past a selected one, so a
+   random mask costs no mispredicted branches (a branch per element mispredicts half the time on
+   a random mask). The loop stops once the chunk has written its count: the store of a later,
+   unselected element would land on the next chunk's first position, which another thread writes.
+   It also stops at the chunk's end, whatever the mask says by then (another thread may change the
+   mask between the passes; the output is then wrong but nothing outside it is written). */
+
+#define MASK_CHUNK ((int64_t)1 << 16)
+#define MASK_GRAIN 4 /* chunks: below 4 x 64 Ki elements, one thread */
+
+typedef struct {
+    int64_t n;
+    const uint8_t *mask;
+    const char *x;
+    char *out;
+    int64_t *first; /* [chunk]: its count (pass 1), then its first output position */
+    int64_t *last;  /* [chunk]: one past its last output position */
+    size_t itemsize;
+} masked_select_job;
+
+static void masked_select_count(int64_t begin, int64_t end, void *arg) {
+    const masked_select_job *job = arg;
+    for (int64_t k = begin; k < end; k++) {
+        const int64_t lo = k * MASK_CHUNK, hi = lo + MASK_CHUNK < job->n ? lo + MASK_CHUNK : job->n;
+        int64_t count = 0;
+        for (int64_t i = lo; i < hi; i++) {
+            count += job->mask[i] != 0;
+        }
+        job->first[k] = count;
+    }
+}
+
+#define DEFINE_MASKED_SELECT_COPY(BYTES, T)                                                         \
+    static void masked_select_copy_##BYTES(const masked_select_job *job, int64_t lo, int64_t hi,   \
+                                           int64_t j, int64_t last) {                               \
+        const T *x = (const T *)job->x;                                                             \
+        T *out = (T *)job->out;                                                                     \
+        for (int64_t i = lo; i < hi && j < last; i++) {                                            \
+            out[j] = x[i];                                                                          \
+            j += job->mask[i] != 0;                                                                 \
+        }                                                                                           \
+    }
+DEFINE_MASKED_SELECT_COPY(1, uint8_t)
+DEFINE_MASKED_SELECT_COPY(2, uint16_t)
+DEFINE_MASKED_SELECT_COPY(4, uint32_t)
+DEFINE_MASKED_SELECT_COPY(8, uint64_t)
+
+static void masked_select_copy(int64_t begin, int64_t end, void *arg) {
+    const masked_select_job *job = arg;
+    for (int64_t k = begin; k < end; k++) {
+        const int64_t lo = k * MASK_CHUNK, hi = lo + MASK_CHUNK < job->n ? lo + MASK_CHUNK : job->n;
+        switch (job->itemsize) {
+        case 1: masked_select_copy_1(job, lo, hi, job->first[k], job->last[k]); break;
+        case 2: masked_select_copy_2(job, lo, hi, job->first[k], job->last[k]); break;
+        case 4: masked_select_copy_4(job, lo, hi, job->first[k], job->last[k]); break;
+        default: masked_select_copy_8(job, lo, hi, job->first[k], job->last[k]); break;
+        }
+    }
+}
+
+tt_storage *tt_masked_select_new(int64_t n, uintptr_t x, uintptr_t mask, int dtype, int64_t *count) {
+    if (n < 0 || dtype < 0 || dtype >= TT_NUM_DTYPES || count == NULL || (n > 0 && (x == 0 || mask == 0))) {
+        return NULL;
+    }
+    const size_t itemsize = tt_dtype_itemsize(dtype);
+    const int64_t chunks = n / MASK_CHUNK + (n % MASK_CHUNK != 0);
+    int64_t *positions = malloc(2 * (size_t)(chunks > 0 ? chunks : 1) * sizeof(int64_t));
+    if (positions == NULL) {
+        return NULL;
+    }
+    masked_select_job job = {n, (const uint8_t *)mask, (const char *)x, NULL, positions, positions + chunks,
+                             itemsize};
+    tt_parallel_for(chunks, MASK_GRAIN, masked_select_count, &job);
+    int64_t total = 0;
+    for (int64_t k = 0; k < chunks; k++) {
+        const int64_t chunk_count = positions[k];
+        positions[k] = total;
+        total += chunk_count;
+        job.last[k] = total;
+    }
+    tt_storage *out = tt_storage_new_default((size_t)total * itemsize); /* total <= n: no overflow */
+    if (out != NULL) {
+        job.out = (char *)tt_storage_data_address(out);
+        tt_parallel_for(chunks, MASK_GRAIN, masked_select_copy, &job);
+        *count = total;
+    }
+    free(positions);
+    return out;
 }

@@ -61,6 +61,12 @@ tt_status tt_count_nonzero(int ndim, const int64_t *shape, uintptr_t x, const in
 tt_status tt_nonzero(int ndim, const int64_t *shape, uintptr_t x, const int64_t *strides, int dtype,
                      uintptr_t out, int64_t capacity);
 
+/* x[mask] for n contiguous elements of `dtype` at x and n contiguous mask bytes (bool: nonzero
+   selects), both of the same shape: a new default storage holding the selected elements in
+   order, one strong reference owned by the caller, and *count = how many. Returns NULL (and
+   leaves *count alone) for a bad argument or when memory runs out. Borrows x and mask. */
+tt_storage *tt_masked_select_new(int64_t n, uintptr_t x, uintptr_t mask, int dtype, int64_t *count);
+
 /* x[p] = *value wherever mask[p] is nonzero, over `shape`. x and *value are of `dtype`; mask is
    bool (strides 0 broadcast it). x must not have overlapping elements. Borrows everything. */
 tt_status tt_masked_fill(int ndim, const int64_t *shape, uintptr_t x, const int64_t *x_strides,
