@@ -225,6 +225,49 @@ static void test_nonzero(void) {
     CHECK_EQ(count, 1, "0-d nonzero count");
 }
 
+/* nonzero of contiguous data takes the chunked path: (300, 1001) int16 and its (300300,) view,
+   on two threads, against a plain loop; more nonzeros than the capacity write nothing. */
+static void test_nonzero_contiguous(void) {
+    enum { ROWS = 300, COLUMNS = 1001, N = ROWS * COLUMNS };
+    static int16_t data[N];
+    static int64_t rows[2 * N + 1];
+    int64_t want = 0;
+    for (int64_t i = 0; i < N; i++) {
+        data[i] = (int16_t)(((i * 2654435761u) >> 9) % 5 == 0 ? (i % 7) - 3 : 0);
+        want += data[i] != 0;
+    }
+    const int before = tt_get_num_threads();
+    tt_set_num_threads(2);
+    const int64_t shape[2] = {ROWS, COLUMNS}, strides[2] = {COLUMNS, 1}, flat[1] = {N}, unit[1] = {1};
+    int64_t count = -1;
+    CHECK_STATUS(tt_count_nonzero(2, shape, (uintptr_t)data, strides, TT_INT16, &count), TT_OK, "count");
+    CHECK_EQ(count, want, "contiguous nonzero count");
+    rows[2 * want] = -7;
+    CHECK_STATUS(tt_nonzero(2, shape, (uintptr_t)data, strides, TT_INT16, (uintptr_t)rows, want), TT_OK, "2-d");
+    int64_t j = 0;
+    for (int64_t i = 0; i < N; i++) {
+        if (data[i] != 0) {
+            CHECK(rows[2 * j] == i / COLUMNS && rows[2 * j + 1] == i % COLUMNS, "2-d coordinates of element %lld",
+                  (long long)i);
+            j++;
+        }
+    }
+    CHECK(rows[2 * want] == -7, "nothing written past the capacity");
+    CHECK_STATUS(tt_nonzero(1, flat, (uintptr_t)data, unit, TT_INT16, (uintptr_t)rows, want), TT_OK, "1-d");
+    j = 0;
+    for (int64_t i = 0; i < N; i++) {
+        if (data[i] != 0) {
+            CHECK(rows[j] == i, "1-d coordinate of element %lld", (long long)i);
+            j++;
+        }
+    }
+    rows[want - 1] = -7;
+    CHECK_STATUS(tt_nonzero(1, flat, (uintptr_t)data, unit, TT_INT16, (uintptr_t)rows, want - 1), TT_ERR_INVALID_ARG,
+                 "more nonzeros than capacity");
+    CHECK(rows[want - 1] == -7, "a refused call writes nothing past the capacity");
+    tt_set_num_threads(before);
+}
+
 static void test_masked_fill(void) {
     int16_t x[6] = {1, 2, 3, 4, 5, 6};
     uint8_t mask[3] = {1, 0, 1};
@@ -273,6 +316,7 @@ int main(void) {
     test_masked_select();
     test_scatter_duplicates();
     test_nonzero();
+    test_nonzero_contiguous();
     test_masked_fill();
     test_bad_arguments();
     return check_report("test_index");

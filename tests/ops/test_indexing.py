@@ -939,6 +939,27 @@ def test_mask_of_the_same_shape_selects_as_numpy(dtype, threads, shape, density)
         tt.set_num_threads(before)
 
 
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.float16, np.float32, np.int64, np.float64])
+@pytest.mark.parametrize("shape", [(300_007,), (513, 1031), (3, 70, 2049), (5,), (0, 3)], ids=str)
+def test_nonzero_of_contiguous_data_matches_numpy(dtype, shape):
+    """nonzero of contiguous data counts and writes by chunks on the threads (branchless); NaN
+    counts and -0.0 does not, as in NumPy; a strided view of the same values takes the general
+    loop and must agree."""
+    rng = np.random.default_rng(5)
+    x = np.where(rng.random(shape) < 0.4, rng.standard_normal(shape) * 10, 0).astype(dtype)
+    if x.dtype.kind == "f" and x.size > 4:
+        x.flat[1], x.flat[2], x.flat[3] = np.nan, -0.0, np.inf
+    tx = tt.from_numpy(x)
+    want = np.argwhere(x)
+    assert tt.count_nonzero(tx).item() == len(want)
+    np.testing.assert_array_equal(tt.nonzero(tx).numpy(), want.reshape(-1, x.ndim))
+    for got, axis in zip(tt.nonzero(tx, as_tuple=True), np.nonzero(x), strict=True):
+        np.testing.assert_array_equal(got.numpy(), axis)
+    if x.ndim >= 2:
+        strided = tt.from_numpy(np.ascontiguousarray(np.swapaxes(x, 0, 1))).transpose(0, 1)
+        np.testing.assert_array_equal(tt.nonzero(strided).numpy(), want)
+
+
 def test_mask_bytes_other_than_one_select_and_grad_takes_the_general_path():
     raw = np.array([0, 2, 1, 255, 0], dtype=np.uint8).view(np.bool_)  # nonzero bytes are True
     x = tt.tensor([1.0, 2.0, 3.0, 4.0, 5.0])

@@ -455,6 +455,24 @@ static void count_row(char **data, const int64_t *s, int64_t n, void *ctx) {
     c->count += count;
 }
 
+/* The compaction pieces below (x[mask], nonzero of contiguous data). */
+static int64_t count_nonzero_contiguous(int64_t numel, int ndim, const int64_t *shape, const char *x, int dtype);
+static tt_status nonzero_contiguous(int ndim, const int64_t *shape, const char *x, int dtype, int64_t numel,
+                                    int64_t *out, int64_t capacity);
+
+/* Whether strides (in elements, of a valid shape) are the row-major contiguous ones, any stride
+   on a size-1 dim, and there is at least one dim. */
+static int row_major(int ndim, const int64_t *shape, const int64_t *strides) {
+    int64_t expected = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        if (shape[d] != 1 && strides[d] != expected) {
+            return 0;
+        }
+        expected *= shape[d]; /* a valid shape's product: no overflow */
+    }
+    return ndim > 0;
+}
+
 tt_status tt_count_nonzero(int ndim, const int64_t *shape, uintptr_t x, const int64_t *strides,
                            int dtype, int64_t *count) {
     if (count == NULL || ndim < 0 || ndim > TT_MAX_DIMS) {
@@ -473,12 +491,22 @@ tt_status tt_count_nonzero(int ndim, const int64_t *shape, uintptr_t x, const in
     if (x == 0) {
         return TT_ERR_INVALID_ARG;
     }
+    if (row_major(ndim, shape, strides)) {
+        const int64_t total = count_nonzero_contiguous(iter.numel, ndim, shape, (const char *)x, dtype);
+        if (total >= 0) {
+            *count = total;
+            return TT_OK;
+        }
+    }
     count_ctx c = {nonzero_table[dtype], 0};
     char *base = (char *)x;
     tt_iter_run(&iter, &base, count_row, &c);
     *count = c.count;
     return TT_OK;
 }
+
+static tt_status nonzero_contiguous(int ndim, const int64_t *shape, const char *x, int dtype, int64_t numel,
+                                    int64_t *out, int64_t capacity);
 
 tt_status tt_nonzero(int ndim, const int64_t *shape, uintptr_t x, const int64_t *strides, int dtype,
                      uintptr_t out, int64_t capacity) {
@@ -505,6 +533,12 @@ tt_status tt_nonzero(int ndim, const int64_t *shape, uintptr_t x, const int64_t 
     }
     if (x == 0 || (capacity > 0 && ndim > 0 && out == 0)) {   /* 0-d: rows of no coordinates, nothing written */
         return TT_ERR_INVALID_ARG;
+    }
+    if (row_major(ndim, shape, strides)) {
+        tt_status status = nonzero_contiguous(ndim, shape, (const char *)x, dtype, numel, (int64_t *)out, capacity);
+        if (status != TT_ERR_NOMEM) {
+            return status;
+        }
     }
     const nonzero_fn test = nonzero_table[dtype];
     int64_t *rows = (int64_t *)out;
@@ -612,97 +646,230 @@ tt_status tt_masked_fill(int ndim, const int64_t *shape, uintptr_t x, const int6
     return TT_OK;
 }
 
-/* ------------------------------------------------------------------ masked select */
+/* ------------------------------------------------------------------ compaction: x[mask], nonzero */
 
-/* x[mask] over contiguous data, in two passes over fixed chunks of the mask: count each chunk's
-   selected elements (on all threads), turn the counts into each chunk's first output position,
-   then copy each chunk's selected elements there (on all threads). The copy is branchless: every
-   element is stored at the next free position, which advances only past a selected one, so a
-   random mask costs no mispredicted branches (a branch per element mispredicts half the time on
-   a random mask). The loop stops once the chunk has written its count: the store of a later,
-   unselected element would land on the next chunk's first position, which another thread writes.
-   It also stops at the chunk's end, whatever the mask says by then (another thread may change the
-   mask between the passes; the output is then wrong but nothing outside it is written). */
+/* Both write the selected elements (or their coordinates) of contiguous data in order, in two
+   passes over fixed chunks: count each chunk's selected elements (on all threads), turn the
+   counts into each chunk's first output position, then let each chunk write its elements there
+   (on all threads). The writes are branchless: every element is stored at the next free
+   position, which advances only past a selected one, so a random mask costs no mispredicted
+   branches (a branch per element mispredicts half the time on one). A chunk's loop stops once it
+   has written its count: the store of a later, unselected element would land on the next
+   chunk's first position, which another thread writes. It also stops at the chunk's end,
+   whatever the data says by then (another thread may change it between the passes; the output
+   is then wrong, but nothing outside it is written). */
 
-#define MASK_CHUNK ((int64_t)1 << 16)
-#define MASK_GRAIN 4 /* chunks: below 4 x 64 Ki elements, one thread */
+#define COMPACT_CHUNK ((int64_t)1 << 16)
+#define COMPACT_GRAIN 4 /* chunks: below 4 x 64 Ki elements, one thread */
+
+typedef int64_t (*chunk_count_fn)(const void *ctx, int64_t lo, int64_t hi);
+/* Write the selected elements of [lo, hi) at output positions first, first + 1, ... < last. */
+typedef void (*chunk_write_fn)(const void *ctx, int64_t lo, int64_t hi, int64_t first, int64_t last);
 
 typedef struct {
-    int64_t n;
+    int64_t n, chunks;
+    chunk_count_fn count;
+    chunk_write_fn write;
+    const void *ctx;
+    int64_t *first; /* [chunk]: its count (pass 1), then its first output position */
+    int64_t *last;  /* [chunk]: one past its last output position */
+} compaction;
+
+static void compaction_count_chunks(int64_t begin, int64_t end, void *arg) {
+    const compaction *c = arg;
+    for (int64_t k = begin; k < end; k++) {
+        const int64_t lo = k * COMPACT_CHUNK, hi = lo + COMPACT_CHUNK < c->n ? lo + COMPACT_CHUNK : c->n;
+        c->first[k] = c->count(c->ctx, lo, hi);
+    }
+}
+
+static void compaction_write_chunks(int64_t begin, int64_t end, void *arg) {
+    const compaction *c = arg;
+    for (int64_t k = begin; k < end; k++) {
+        const int64_t lo = k * COMPACT_CHUNK, hi = lo + COMPACT_CHUNK < c->n ? lo + COMPACT_CHUNK : c->n;
+        c->write(c->ctx, lo, hi, c->first[k], c->last[k]);
+    }
+}
+
+/* Pass 1: returns how many elements of [0, n) are selected, or -1 when memory runs out.
+   compaction_write() then runs pass 2, and compaction_end() frees; call both when this
+   returned >= 0. */
+static int64_t compaction_count(compaction *c, int64_t n, chunk_count_fn count, chunk_write_fn write,
+                                const void *ctx) {
+    c->n = n;
+    c->chunks = n / COMPACT_CHUNK + (n % COMPACT_CHUNK != 0);
+    c->count = count;
+    c->write = write;
+    c->ctx = ctx;
+    c->first = malloc(2 * (size_t)(c->chunks > 0 ? c->chunks : 1) * sizeof(int64_t));
+    if (c->first == NULL) {
+        return -1;
+    }
+    c->last = c->first + c->chunks;
+    tt_parallel_for(c->chunks, COMPACT_GRAIN, compaction_count_chunks, c);
+    int64_t total = 0;
+    for (int64_t k = 0; k < c->chunks; k++) {
+        const int64_t chunk_count = c->first[k];
+        c->first[k] = total;
+        total += chunk_count;
+        c->last[k] = total;
+    }
+    return total;
+}
+
+static void compaction_write(compaction *c) { tt_parallel_for(c->chunks, COMPACT_GRAIN, compaction_write_chunks, c); }
+
+static void compaction_end(compaction *c) { free(c->first); }
+
+/* x[mask]: contiguous elements and mask bytes. */
+typedef struct {
     const uint8_t *mask;
     const char *x;
     char *out;
-    int64_t *first; /* [chunk]: its count (pass 1), then its first output position */
-    int64_t *last;  /* [chunk]: one past its last output position */
-    size_t itemsize;
 } masked_select_job;
 
-static void masked_select_count(int64_t begin, int64_t end, void *arg) {
-    const masked_select_job *job = arg;
-    for (int64_t k = begin; k < end; k++) {
-        const int64_t lo = k * MASK_CHUNK, hi = lo + MASK_CHUNK < job->n ? lo + MASK_CHUNK : job->n;
-        int64_t count = 0;
-        for (int64_t i = lo; i < hi; i++) {
-            count += job->mask[i] != 0;
-        }
-        job->first[k] = count;
+static int64_t masked_select_count(const void *ctx, int64_t lo, int64_t hi) {
+    const masked_select_job *job = ctx;
+    int64_t count = 0;
+    for (int64_t i = lo; i < hi; i++) {
+        count += job->mask[i] != 0;
     }
+    return count;
 }
 
-#define DEFINE_MASKED_SELECT_COPY(BYTES, T)                                                         \
-    static void masked_select_copy_##BYTES(const masked_select_job *job, int64_t lo, int64_t hi,   \
-                                           int64_t j, int64_t last) {                               \
-        const T *x = (const T *)job->x;                                                             \
-        T *out = (T *)job->out;                                                                     \
-        for (int64_t i = lo; i < hi && j < last; i++) {                                            \
-            out[j] = x[i];                                                                          \
-            j += job->mask[i] != 0;                                                                 \
-        }                                                                                           \
+#define DEFINE_MASKED_SELECT_WRITE(BYTES, T)                                                         \
+    static void masked_select_write_##BYTES(const void *ctx, int64_t lo, int64_t hi, int64_t j,     \
+                                            int64_t last) {                                          \
+        const masked_select_job *job = ctx;                                                          \
+        const T *x = (const T *)job->x;                                                              \
+        T *out = (T *)job->out;                                                                      \
+        for (int64_t i = lo; i < hi && j < last; i++) {                                             \
+            out[j] = x[i];                                                                           \
+            j += job->mask[i] != 0;                                                                  \
+        }                                                                                            \
     }
-DEFINE_MASKED_SELECT_COPY(1, uint8_t)
-DEFINE_MASKED_SELECT_COPY(2, uint16_t)
-DEFINE_MASKED_SELECT_COPY(4, uint32_t)
-DEFINE_MASKED_SELECT_COPY(8, uint64_t)
-
-static void masked_select_copy(int64_t begin, int64_t end, void *arg) {
-    const masked_select_job *job = arg;
-    for (int64_t k = begin; k < end; k++) {
-        const int64_t lo = k * MASK_CHUNK, hi = lo + MASK_CHUNK < job->n ? lo + MASK_CHUNK : job->n;
-        switch (job->itemsize) {
-        case 1: masked_select_copy_1(job, lo, hi, job->first[k], job->last[k]); break;
-        case 2: masked_select_copy_2(job, lo, hi, job->first[k], job->last[k]); break;
-        case 4: masked_select_copy_4(job, lo, hi, job->first[k], job->last[k]); break;
-        default: masked_select_copy_8(job, lo, hi, job->first[k], job->last[k]); break;
-        }
-    }
-}
+DEFINE_MASKED_SELECT_WRITE(1, uint8_t)
+DEFINE_MASKED_SELECT_WRITE(2, uint16_t)
+DEFINE_MASKED_SELECT_WRITE(4, uint32_t)
+DEFINE_MASKED_SELECT_WRITE(8, uint64_t)
 
 tt_storage *tt_masked_select_new(int64_t n, uintptr_t x, uintptr_t mask, int dtype, int64_t *count) {
     if (n < 0 || dtype < 0 || dtype >= TT_NUM_DTYPES || count == NULL || (n > 0 && (x == 0 || mask == 0))) {
         return NULL;
     }
     const size_t itemsize = tt_dtype_itemsize(dtype);
-    const int64_t chunks = n / MASK_CHUNK + (n % MASK_CHUNK != 0);
-    int64_t *positions = malloc(2 * (size_t)(chunks > 0 ? chunks : 1) * sizeof(int64_t));
-    if (positions == NULL) {
+    const chunk_write_fn write = itemsize == 1   ? masked_select_write_1
+                                 : itemsize == 2 ? masked_select_write_2
+                                 : itemsize == 4 ? masked_select_write_4
+                                                 : masked_select_write_8;
+    masked_select_job job = {(const uint8_t *)mask, (const char *)x, NULL};
+    compaction c;
+    const int64_t total = compaction_count(&c, n, masked_select_count, write, &job);
+    if (total < 0) {
         return NULL;
-    }
-    masked_select_job job = {n, (const uint8_t *)mask, (const char *)x, NULL, positions, positions + chunks,
-                             itemsize};
-    tt_parallel_for(chunks, MASK_GRAIN, masked_select_count, &job);
-    int64_t total = 0;
-    for (int64_t k = 0; k < chunks; k++) {
-        const int64_t chunk_count = positions[k];
-        positions[k] = total;
-        total += chunk_count;
-        job.last[k] = total;
     }
     tt_storage *out = tt_storage_new_default((size_t)total * itemsize); /* total <= n: no overflow */
     if (out != NULL) {
         job.out = (char *)tt_storage_data_address(out);
-        tt_parallel_for(chunks, MASK_GRAIN, masked_select_copy, &job);
+        compaction_write(&c);
         *count = total;
     }
-    free(positions);
+    compaction_end(&c);
     return out;
+}
+
+/* nonzero of contiguous data: the coordinates of each selected element, row-major, ndim int64s
+   each (typed per dtype, so that the test is inline). */
+typedef struct {
+    const char *x;
+    int64_t *out;
+    int ndim;
+    const int64_t *shape;
+} nonzero_job;
+
+#define DEFINE_NONZERO_CHUNKS(unused, name, T, CT, LD, ST, K, CODE)                                  \
+    static int64_t nonzero_count_##name(const void *ctx, int64_t lo, int64_t hi) {                   \
+        const nonzero_job *job = ctx;                                                                \
+        int64_t count = 0;                                                                           \
+        for (int64_t i = lo; i < hi; i++) {                                                         \
+            count += LD(T, job->x + i * (int64_t)sizeof(T)) != 0;                                    \
+        }                                                                                            \
+        return count;                                                                                \
+    }                                                                                                \
+    static void nonzero_write_##name(const void *ctx, int64_t lo, int64_t hi, int64_t j, int64_t last) { \
+        const nonzero_job *job = ctx;                                                                \
+        const int ndim = job->ndim;                                                                  \
+        if (ndim == 1) {                                                                             \
+            for (int64_t i = lo; i < hi && j < last; i++) {                                         \
+                job->out[j] = i;                                                                     \
+                j += LD(T, job->x + i * (int64_t)sizeof(T)) != 0;                                    \
+            }                                                                                        \
+            return;                                                                                  \
+        }                                                                                            \
+        if (ndim == 2) { /* the common matrix case, without the loops over dims */                 \
+            const int64_t columns = job->shape[1];                                                   \
+            int64_t row = lo / columns, column = lo % columns;                                       \
+            for (int64_t i = lo; i < hi && j < last; i++) {                                         \
+                job->out[2 * j] = row;                                                               \
+                job->out[2 * j + 1] = column;                                                        \
+                j += LD(T, job->x + i * (int64_t)sizeof(T)) != 0;                                    \
+                if (++column == columns) {                                                           \
+                    column = 0;                                                                      \
+                    row++;                                                                           \
+                }                                                                                    \
+            }                                                                                        \
+            return;                                                                                  \
+        }                                                                                            \
+        int64_t coordinate[TT_MAX_DIMS];                                                             \
+        int64_t position = lo;                                                                       \
+        for (int d = ndim - 1; d >= 0; d--) { /* lo's coordinates */                                 \
+            coordinate[d] = position % job->shape[d];                                                \
+            position /= job->shape[d];                                                               \
+        }                                                                                            \
+        for (int64_t i = lo; i < hi && j < last; i++) {                                             \
+            for (int d = 0; d < ndim; d++) {                                                         \
+                job->out[j * ndim + d] = coordinate[d];                                              \
+            }                                                                                        \
+            j += LD(T, job->x + i * (int64_t)sizeof(T)) != 0;                                        \
+            for (int d = ndim - 1; d >= 0 && ++coordinate[d] == job->shape[d]; d--) {                \
+                coordinate[d] = 0; /* odometer, last dim fastest */                                  \
+            }                                                                                        \
+        }                                                                                            \
+    }
+ALL_DTYPES(DEFINE_NONZERO_CHUNKS, _)
+#define REGISTER_NONZERO_COUNT(unused, name, T, CT, LD, ST, K, CODE) [CODE] = nonzero_count_##name,
+#define REGISTER_NONZERO_WRITE(unused, name, T, CT, LD, ST, K, CODE) [CODE] = nonzero_write_##name,
+static const chunk_count_fn nonzero_counts[TT_NUM_DTYPES] = {ALL_DTYPES(REGISTER_NONZERO_COUNT, _)};
+static const chunk_write_fn nonzero_writes[TT_NUM_DTYPES] = {ALL_DTYPES(REGISTER_NONZERO_WRITE, _)};
+
+/* How many of the numel contiguous elements at x are nonzero (counted by chunks on the threads),
+   or -1 if the chunk table cannot be allocated (the caller then takes the general loop). */
+static int64_t count_nonzero_contiguous(int64_t numel, int ndim, const int64_t *shape, const char *x, int dtype) {
+    nonzero_job job = {x, NULL, ndim, shape};
+    compaction c;
+    const int64_t total = compaction_count(&c, numel, nonzero_counts[dtype], NULL, &job);
+    if (total >= 0) {
+        compaction_end(&c);
+    }
+    return total;
+}
+
+/* tt_nonzero for contiguous x (row-major strides; any stride on a size-1 dim): TT_OK, or
+   TT_ERR_INVALID_ARG with nothing written when there are more than `capacity`; TT_ERR_NOMEM if
+   the chunk table cannot be allocated (the caller then takes the general loop). */
+static tt_status nonzero_contiguous(int ndim, const int64_t *shape, const char *x, int dtype, int64_t numel,
+                                    int64_t *out, int64_t capacity) {
+    nonzero_job job = {x, out, ndim, shape};
+    compaction c;
+    const int64_t total = compaction_count(&c, numel, nonzero_counts[dtype], nonzero_writes[dtype], &job);
+    if (total < 0) {
+        return TT_ERR_NOMEM;
+    }
+    tt_status status = TT_ERR_INVALID_ARG;
+    if (total <= capacity) {
+        compaction_write(&c);
+        status = TT_OK;
+    }
+    compaction_end(&c);
+    return status;
 }
