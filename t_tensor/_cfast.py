@@ -24,6 +24,7 @@ from this module's ``_SPEC`` and leaves the methods in ``_METHODS`` (or what wen
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from t_tensor import dtypes
@@ -33,6 +34,7 @@ from t_tensor.elementwise import (
     _FAST_SCALAR_FLOAT,
     _FAST_SCALAR_INT,
     _FAST_UNARY,
+    _INTEGER_DIVISIONS,
     _OPERATORS,
     ElementwiseOps,
 )
@@ -59,6 +61,18 @@ _UNARY_NAMES = (
     "isinf", "isfinite", "signbit", "exp2",
 )
 _UNARY = {"__neg__": "neg", "negative": "neg", "__abs__": "abs", **{fn: fn for fn in _UNARY_NAMES}}
+# The in-place methods whose whole body is ``binary(fn, self, other, self)``: ``__iadd__`` for each
+# forward operator that has one, and the named ones (``add_``/``sub_`` called without ``alpha``
+# come to the same).
+_IN_PLACE = {
+    **{"__i" + name[2:]: fn for name, fn in _FORWARD.items() if "__i" + name[2:] in _PYTHON_METHODS},
+    **{name: fn for name, fn in [
+        ("add_", "add"), ("sub_", "sub"), ("mul_", "mul"), ("div_", "div"), ("true_divide_", "div"),
+        ("floor_divide_", "floor_divide"), ("remainder_", "remainder"), ("pow_", "pow"), ("hypot_", "hypot"),
+        ("copysign_", "copysign"), ("fmod_", "fmod"), ("bitwise_left_shift_", "bitwise_left_shift"),
+        ("bitwise_right_shift_", "bitwise_right_shift"),
+    ]},
+}
 
 
 def python_method(name: str) -> Any:
@@ -71,9 +85,22 @@ def python_method(name: str) -> Any:
     return _PYTHON_METHODS[name]
 
 
+def _doc(name: str) -> str:
+    """The C method's docstring: the Python method's signature (as ``__text_signature__``, so
+    that ``inspect.signature`` reads it) and its docstring, and a line on what runs in C."""
+    method = _PYTHON_METHODS[name]
+    plain = inspect.signature(method)  # without annotations: a text signature cannot hold them
+    plain = plain.replace(
+        parameters=[p.replace(annotation=p.empty) for p in plain.parameters.values()], return_annotation=plain.empty
+    )
+    signature = "($" + str(plain)[1:]  # "$": the first parameter is the bound object
+    where = "Runs in C for the plain cases (csrc/python/fast_ops.c), else as the Python method."
+    return f"{name}{signature}\n--\n\n{method.__doc__ or ''}\n\n{where}".replace("\n\n\n\n", "\n\n")
+
+
 def _operator_spec(name: str, fn: str, reflected: bool) -> tuple:
-    # (name, fallback, number first, tensor-tensor entries, int entries, float entries, unary
-    # entries), each a tuple of one entry per dtype code, or None for none. `x ** 2` and friends
+    # (name, fallback, number first, in place, tensor-tensor entries, int entries, float entries,
+    # unary entries, docstring); each table a tuple of one entry per dtype code, or None for none. `x ** 2` and friends
     # must keep pow's own rewriting (elementwise._pow_as_ops), so __pow__ takes no numbers;
     # `2 ** x` has none and may.
     takes_numbers = reflected or fn != "pow"
@@ -81,28 +108,62 @@ def _operator_spec(name: str, fn: str, reflected: bool) -> tuple:
         name,
         _PYTHON_METHODS[name],
         reflected,
+        False,
         None if reflected else tuple(_FAST_BINARY[fn]),
         tuple(_FAST_SCALAR_INT[fn]) if takes_numbers else None,
         tuple(_FAST_SCALAR_FLOAT[fn]) if takes_numbers else None,
         None,
+        _doc(name),
     )
 
 
 def _unary_spec(name: str, fn: str) -> tuple:
-    return (name, _PYTHON_METHODS[name], False, None, None, None, tuple(_FAST_UNARY[fn]))
+    return (name, _PYTHON_METHODS[name], False, False, None, None, None, tuple(_FAST_UNARY[fn]), _doc(name))
+
+
+def _in_place_spec(name: str, fn: str) -> tuple:
+    # elementwise._fast_inplace's rules: the entry must give the tensor's own dtype, and integer
+    # floor_divide, remainder and fmod stay on the general path (which leaves the tensor untouched
+    # when a divisor is zero). Numbers are left to pow's rewriting, as for __pow__.
+    def own_dtype(row):
+        return tuple(
+            entry if entry is not None and entry[1] is d and not (fn in _INTEGER_DIVISIONS and d.kind in "iu") else None
+            for d, entry in zip(dtypes.ALL_DTYPES, row, strict=True)
+        )
+
+    takes_numbers = fn != "pow"
+    return (
+        name,
+        _PYTHON_METHODS[name],
+        False,
+        True,
+        own_dtype(_FAST_BINARY[fn]),
+        own_dtype(_FAST_SCALAR_INT[fn]) if takes_numbers else None,
+        own_dtype(_FAST_SCALAR_FLOAT[fn]) if takes_numbers else None,
+        None,
+        _doc(name),
+    )
 
 
 def install(tensor_type: type, storage_type: type) -> None:
-    """Replace the operators and unary methods of `tensor_type` and the finalizer of `storage_type`
-    by the C methods (once per process); raises RuntimeError if C refuses the spec."""
+    """Replace the operators, unary and in-place methods of `tensor_type` and the finalizer of
+    `storage_type` by the C methods; raises RuntimeError if C refuses the spec.
+
+    C installs them once per process. A second import of t_tensor (its modules removed from
+    ``sys.modules``) makes new classes, which keep their Python methods: the C methods' state
+    stays that of the first classes, whose tensors must keep working."""
     global _SPEC
     operators = (
         tuple(_operator_spec(name, fn, False) for name, fn in _FORWARD.items())
         + tuple(_operator_spec(name, fn, True) for name, fn in _REFLECTED.items())
         + tuple(_unary_spec(name, fn) for name, fn in _UNARY.items())
+        + tuple(_in_place_spec(name, fn) for name, fn in _IN_PLACE.items())
     )
     _SPEC = (tensor_type, storage_type, ffi.typeof("tt_storage *"), dtypes.ALL_DTYPES, operators)
-    if lib.tt_py_install_fast_ops(__name__.encode()) != 0:
+    status = lib.tt_py_install_fast_ops(__name__.encode())
+    if status == 1:
+        return  # installed for the classes of an earlier import
+    if status != 0:
         raise RuntimeError(f"t_tensor: installing the C operators failed: {_ERROR!r}")
     for spec in operators:
         setattr(tensor_type, spec[0], _METHODS[spec[0]])

@@ -1,7 +1,7 @@
 /*
- * fast_ops.c: Tensor's binary operators (a + b, a < b, 2 * a, ...), its unary methods (x.exp(),
- * -x, ...) and Storage's finalizer as CPython methods, for the cases that dominate small-tensor
- * code.
+ * fast_ops.c: Tensor's binary operators (a + b, a < b, 2 * a, ...), its in-place ones (a += b,
+ * a.mul_(2)), its unary methods (x.exp(), -x, ...) and Storage's finalizer as CPython methods,
+ * for the cases that dominate small-tensor code.
  *
  * Why this file exists. Every other call from Python into C goes through cffi, and cffi's API
  * mode releases and retakes the GIL around each call, converts each argument, and is reached from
@@ -22,7 +22,11 @@
  *     int (not a bool) that fits int64 (`_FAST_SCALAR_FLOAT`, `_FAST_SCALAR_INT`,
  *     tt_binary_scalar_new). The reflected operators (__radd__, ...) take only numbers, as the
  *     left operand;
- *   - a unary method is called with no arguments (`_FAST_UNARY`, tt_unary_new).
+ *   - a unary method is called with no arguments (`_FAST_UNARY`, tt_unary_new);
+ *   - an in-place method (__iadd__, add_, ...) gets a Tensor of self's dtype and shape that does
+ *     not partly overlap self, or a number as above, and the entry gives self's dtype
+ *     (tt_binary_contiguous, tt_binary_scalar_contiguous; then the storage's version is bumped,
+ *     as elementwise.py's `_fast_inplace` does).
  * The result is built as wrap_new builds it: a new Storage holding the new strong reference and a
  * Tensor with the operand's shape and strides, offset 0, the entry's dtype, dense, no autograd.
  *
@@ -31,7 +35,7 @@
  * offsets are read from those descriptors at install time (never hard-coded), and an unset slot
  * (NULL) sends the call to the Python method, which raises as before.
  *
- * Ownership. install_fast_ops keeps one reference to the spec tuple for the life of the
+ * Ownership. The install keeps one reference to the spec tuple for the life of the
  * process; every PyObject* stored in `fast` below is borrowed from it. Methods return new
  * references, as CPython requires.
  */
@@ -48,7 +52,7 @@ PyObject *tt_py_cdata_from_pointer(void *pointer, PyObject *ctype);
 void *tt_py_cdata_to_pointer(PyObject *cdata, PyObject *ctype);
 
 #define MAX_DTYPES 16
-#define MAX_METHODS 80
+#define MAX_METHODS 100
 /* Outputs at least this large run with the GIL released, so other Python threads go on while
  * the kernel runs; below it, releasing and retaking the GIL costs more than the kernel. */
 #define RELEASE_GIL_BYTES ((int64_t)1 << 16)
@@ -65,6 +69,7 @@ typedef struct {
 typedef struct {
     PyObject *fallback;  /* the Python method this one replaces: takes every other case */
     int number_first;    /* reflected (__radd__, ...): the number is the left operand */
+    int in_place;        /* __iadd__, add_, ...: self = op(self, other), returns self */
     entry_table tensors; /* a Tensor operand of the same dtype and shape */
     entry_table ints;    /* a Python int that fits int64 */
     entry_table floats;  /* a Python float */
@@ -89,14 +94,12 @@ typedef struct {
     PyMethodDef storage_del_def;
 } fast_state;
 
-/* The methods' state, and the scratch state an install fills before it replaces `fast` whole, so
- * that a spec C refuses leaves the installed methods as they were. */
+/* The methods' state, filled once per process; and the scratch state every install call checks
+ * its spec into first, so that a spec C refuses is reported the same way before and after. The
+ * state is never replaced: the method descriptors point into it, and tensors of the class they
+ * were made for must keep working. A second import of t_tensor in one process (a new Tensor
+ * class) therefore keeps its Python methods (tt_py_install_fast_ops returns 1). */
 static fast_state fast, next_state;
-
-/* The specs of earlier installs (a re-import of t_tensor makes a new Tensor class and installs
- * again): the method descriptors made from them still exist and name strings they own, so they
- * are kept for the life of the process. */
-static PyObject *retired_specs;
 
 #define SLOT(object, offset) (*(PyObject **)((char *)(object) + (offset)))
 
@@ -344,11 +347,80 @@ static PyObject *unary_case(const fast_method *op, PyObject *tensor) {
     return result;
 }
 
+/* self = op(self, other) for an in-place method: `other` a Tensor of self's dtype and shape that
+ * does not partly overlap it (it may be self), or an exact int or float; the tables hold only the
+ * entries whose result dtype is self's. Returns self (new reference); NULL without an exception
+ * for "not the plain case", NULL with one if the kernel failed (after writing: no fallback). */
+static PyObject *in_place_case(const fast_method *op, PyObject *self, PyObject *other) {
+    operand out, b;
+    int is_tensor = Py_TYPE(other) == fast.tensor_type, is_int = PyLong_CheckExact(other);
+    if ((!is_tensor && !is_int && !PyFloat_CheckExact(other)) || plain_tensor(self, &out) < 0) {
+        return NULL;
+    }
+    const entry_table *table = is_tensor ? &op->tensors : is_int ? &op->ints : &op->floats;
+    const int op_code = table->op_code[out.code];
+    if (op_code < 0) {
+        return NULL;
+    }
+    int64_t s_int = 0;
+    double s_float = 0.0;
+    if (is_tensor) {
+        if (plain_tensor(other, &b) < 0 || b.code != out.code || same_shape(out.shape, b.shape) != 1) {
+            PyErr_Clear();
+            return NULL;
+        }
+        const uintptr_t nbytes = (uintptr_t)out.numel * (uintptr_t)fast.itemsize[out.code];
+        const uintptr_t distance = b.address > out.address ? b.address - out.address : out.address - b.address;
+        if (distance != 0 && distance < nbytes) {
+            return NULL; /* partly overlapping: the general path copies */
+        }
+    } else if (is_int) {
+        int overflow;
+        s_int = PyLong_AsLongLongAndOverflow(other, &overflow);
+        if (overflow != 0) {
+            return NULL;
+        }
+    } else {
+        s_float = PyFloat_AS_DOUBLE(other);
+    }
+    PyObject *pointer = SLOT(out.storage, fast.s_ptr);
+    tt_storage *storage = pointer != NULL ? tt_py_cdata_to_pointer(pointer, fast.storage_ctype) : NULL;
+    if (storage == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    tt_status status;
+    hold(&out);
+    if (is_tensor) {
+        hold(&b);
+    }
+    RUN_RELEASING_GIL_IF_LARGE(
+        out.numel * fast.itemsize[out.code],
+        status = is_tensor ? tt_binary_contiguous(op_code, out.numel, out.address, b.address, out.address, out.code)
+                           : tt_binary_scalar_contiguous(op_code, out.numel, out.address, s_int, s_float, is_int, 0,
+                                                         out.address, out.code));
+    tt_storage_bump_version(storage); /* an in-place write: autograd's saved copies are now stale */
+    if (is_tensor) {
+        drop(&b);
+    }
+    drop(&out);
+    if (status != TT_OK) { /* the tables leave out the ops that can fail, such as integer division */
+        PyErr_Format(PyExc_RuntimeError, "in-place operation: %s", tt_status_string(status));
+        return NULL;
+    }
+    return Py_NewRef(self);
+}
+
 static PyObject *fast_method_call(const fast_method *op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                   PyObject *kwnames) {
     if (nargs == 0 && kwnames == NULL) {
         PyObject *result = unary_case(op, self);
         if (result != NULL) {
+            return result;
+        }
+    } else if (nargs == 1 && kwnames == NULL && op->in_place) {
+        PyObject *result = in_place_case(op, self, args[0]);
+        if (result != NULL || PyErr_Occurred()) {
             return result;
         }
     } else if (nargs == 1 && kwnames == NULL) {
@@ -378,6 +450,7 @@ static PyObject *fast_method_call(const fast_method *op, PyObject *self, PyObjec
     OPERATOR_METHOD(tens##8) OPERATOR_METHOD(tens##9)
 TEN_OPERATOR_METHODS() TEN_OPERATOR_METHODS(1) TEN_OPERATOR_METHODS(2) TEN_OPERATOR_METHODS(3)
 TEN_OPERATOR_METHODS(4) TEN_OPERATOR_METHODS(5) TEN_OPERATOR_METHODS(6) TEN_OPERATOR_METHODS(7)
+TEN_OPERATOR_METHODS(8) TEN_OPERATOR_METHODS(9)
 
 #define TEN_OPERATOR_NAMES(tens)                                                                     \
     operator_##tens##0, operator_##tens##1, operator_##tens##2, operator_##tens##3, operator_##tens##4,  \
@@ -385,6 +458,7 @@ TEN_OPERATOR_METHODS(4) TEN_OPERATOR_METHODS(5) TEN_OPERATOR_METHODS(6) TEN_OPER
 static PyObject *(*const operator_functions[MAX_METHODS])(PyObject *, PyObject *const *, Py_ssize_t, PyObject *) = {
     TEN_OPERATOR_NAMES(),  TEN_OPERATOR_NAMES(1), TEN_OPERATOR_NAMES(2), TEN_OPERATOR_NAMES(3),
     TEN_OPERATOR_NAMES(4), TEN_OPERATOR_NAMES(5), TEN_OPERATOR_NAMES(6), TEN_OPERATOR_NAMES(7),
+    TEN_OPERATOR_NAMES(8), TEN_OPERATOR_NAMES(9),
 };
 
 /* Storage.__del__: release the one strong reference this Storage owns, if it got as far as owning
@@ -523,24 +597,22 @@ static int read_spec(PyObject *spec, fast_state *state) {
 
     state->nmethods = (int)PyTuple_GET_SIZE(methods);
     for (int k = 0; k < state->nmethods; k++) {
-        PyObject *name, *fallback, *tensors, *ints, *floats, *unary;
+        PyObject *name, *fallback, *tensors, *ints, *floats, *unary, *doc;
         fast_method *op = &state->operators[k];
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(methods, k), "UOpOOOO", &name, &fallback, &op->number_first,
-                              &tensors, &ints, &floats, &unary) ||
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(methods, k), "UOppOOOOU", &name, &fallback, &op->number_first,
+                              &op->in_place, &tensors, &ints, &floats, &unary, &doc) ||
             read_table(state, tensors, &op->tensors) < 0 || read_table(state, ints, &op->ints) < 0 ||
             read_table(state, floats, &op->floats) < 0 || read_table(state, unary, &op->unary) < 0) {
             return -1;
         }
         op->fallback = fallback;
-        const char *method_name = PyUnicode_AsUTF8(name); /* lives as long as the spec */
-        if (method_name == NULL) {
+        const char *method_name = PyUnicode_AsUTF8(name); /* both live as long as the spec */
+        const char *method_doc = PyUnicode_AsUTF8(doc);    /* (its first line: the signature) */
+        if (method_name == NULL || method_doc == NULL) {
             return -1;
         }
-        state->operator_defs[k] = (PyMethodDef){
-            method_name, (PyCFunction)(void (*)(void))operator_functions[k], METH_FASTCALL | METH_KEYWORDS,
-            "The plain cases in C (contiguous tensors of one dtype and shape, a contiguous tensor and a "
-            "Python int or float, or a contiguous tensor alone; nothing recording autograd); every other call "
-            "runs the Python method it replaces (csrc/python/fast_ops.c)."};
+        state->operator_defs[k] = (PyMethodDef){method_name, (PyCFunction)(void (*)(void))operator_functions[k],
+                                                METH_FASTCALL | METH_KEYWORDS, method_doc};
     }
     state->storage_del_def = (PyMethodDef){"__del__", storage_del, METH_NOARGS,
                                            "Release the one strong reference this Storage owns (in C)."};
@@ -566,34 +638,27 @@ static PyObject *make_methods(void) {
     return methods;
 }
 
-/* Replace the installed state by the one `spec` describes; returns the new methods (new
- * reference) or NULL with an exception set, the installed state unchanged. */
+/* Check `spec` and, when nothing is installed yet, install it; returns the new methods (new
+ * reference), or NULL with an exception set (a spec C refuses), or NULL with no exception set
+ * when the methods were installed already. */
 static PyObject *install(PyObject *spec) {
     memset(&next_state, 0, sizeof next_state);
     if (!PyTuple_Check(spec)) {
         PyErr_SetString(PyExc_TypeError, "_SPEC must be a tuple");
         return NULL;
     }
-    if (read_spec(spec, &next_state) < 0) {
+    if (read_spec(spec, &next_state) < 0 || fast.spec != NULL) {
         return NULL;
     }
-    if (fast.spec != NULL) {
-        if (retired_specs == NULL && (retired_specs = PyList_New(0)) == NULL) {
-            return NULL;
-        }
-        if (PyList_Append(retired_specs, fast.spec) < 0) {
-            return NULL;
-        }
-        Py_CLEAR(fast.spec);
-    }
-    next_state.spec = Py_NewRef(spec);
+    next_state.spec = Py_NewRef(spec); /* kept for the life of the process */
     fast = next_state;
     return make_methods();
 }
 
 /* Reads `_SPEC` from the module `module_name` (already in sys.modules) and stores the methods as
  * its `_METHODS`, or the exception as its `_ERROR`. Called through cffi, which has released the
- * GIL: it takes the GIL back itself. Returns 0, or -1 when it failed (see `_ERROR`). */
+ * GIL: it takes the GIL back itself. Returns 0 (installed), 1 (a valid spec, but the methods were
+ * installed in this process already: nothing changed), or -1 (failed: see `_ERROR`). */
 int tt_py_install_fast_ops(const char *module_name) {
     PyGILState_STATE gil = PyGILState_Ensure();
     int status = -1;
@@ -610,6 +675,8 @@ int tt_py_install_fast_ops(const char *module_name) {
     Py_XDECREF(spec);
     if (methods != NULL && PyObject_SetAttrString(module, "_METHODS", methods) == 0) {
         status = 0;
+    } else if (methods == NULL && !PyErr_Occurred()) {
+        status = 1;
     } else {
         PyObject *type, *value, *traceback;
         PyErr_Fetch(&type, &value, &traceback);

@@ -186,16 +186,18 @@ def test_fast_paths_do_not_leak_storages() -> None:
 OPERATOR_METHODS = sorted(_cfast._FORWARD)
 REFLECTED_METHODS = sorted(_cfast._REFLECTED)
 UNARY_METHODS = sorted(_cfast._UNARY)
+IN_PLACE_METHODS = sorted(_cfast._IN_PLACE)
 
 
 def test_every_binary_operator_of_tensor_is_a_c_method() -> None:
     assert len(OPERATOR_METHODS) == 18 and "__add__" in OPERATOR_METHODS and "__ge__" in OPERATOR_METHODS
     assert len(REFLECTED_METHODS) == 12 and "__rsub__" in REFLECTED_METHODS and "__req__" not in REFLECTED_METHODS
     assert len(UNARY_METHODS) == 41 and {"exp", "__neg__", "negative", "isnan"} <= set(UNARY_METHODS)
-    for name in OPERATOR_METHODS + REFLECTED_METHODS + UNARY_METHODS:
+    assert len(IN_PLACE_METHODS) == 25 and {"__iadd__", "add_", "true_divide_", "pow_"} <= set(IN_PLACE_METHODS)
+    for name in OPERATOR_METHODS + REFLECTED_METHODS + UNARY_METHODS + IN_PLACE_METHODS:
         method = getattr(tt.Tensor, name)
         assert type(method).__name__ == "method_descriptor" and method.__name__ == name
-    assert type(tt.Tensor.__iadd__).__name__ == "function"  # in-place ones stay Python
+    assert type(tt.Tensor.clamp_).__name__ == "function"  # the rest stays Python
     assert type(Storage.__del__).__name__ == "method_descriptor"
 
 
@@ -239,6 +241,57 @@ def test_c_unary_method_leaves_arguments_views_and_autograd_to_python() -> None:
     np.testing.assert_allclose(w.grad.numpy(), np.exp([1.0, 2.0]).astype(np.float32), rtol=1e-6)
     with pytest.raises(TypeError):
         a.exp(1)
+
+
+def in_place_outcome(method, target_values, other):
+    """(returned self?, the target's dtype and bytes after, version bumped?) or the error."""
+    from t_tensor.autograd.graph import version_of
+
+    target = dense(target_values)
+    before = version_of(target)
+    try:
+        returned = method(target, other() if callable(other) else other)
+    except Exception as error:  # noqa: BLE001 - the error itself is what is compared
+        return type(error), str(error)
+    return returned is target, target.dtype, target.numpy().tobytes(), version_of(target) > before
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
+@pytest.mark.parametrize("name", IN_PLACE_METHODS)
+def test_c_in_place_method_equals_python_method(name: str, dtype) -> None:
+    python = _cfast.python_method(name)
+    values = values_of(dtype)
+    others = [lambda: dense(np.roll(values_of(dtype), 3)), *NUMBERS,
+              lambda: dense(np.roll(values_of(dtype), 3).astype(np.float64))]
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for other in others:
+            in_c = in_place_outcome(lambda t, o: getattr(t, name)(o), values, other)
+            assert in_c == in_place_outcome(python, values, other), other
+
+
+def test_c_in_place_method_with_itself_and_overlapping_views() -> None:
+    x = np.arange(8, dtype=np.float32)
+    a = tt.tensor(x)
+    a += a  # the same memory: allowed, each element is read before it is written
+    np.testing.assert_array_equal(a.numpy(), x + x)
+    b = tt.tensor(x)
+    head, tail = b[:-1], b[1:]
+    assert head._is_dense() and tail._is_dense()
+    tail.add_(head)  # partly overlapping: the general path copies first
+    np.testing.assert_array_equal(b.numpy(), np.concatenate([x[:1], x[1:] + x[:-1]]))
+    w = tt.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf"):
+        w.mul_(2)
+    with tt.no_grad():
+        w.mul_(2)
+    assert w.tolist() == [2.0, 4.0]
+    ints = tt.tensor([5, 6])
+    with pytest.raises(RuntimeError):
+        ints /= 2  # the result would be float: the general path refuses
+    with pytest.raises(RuntimeError, match="floor_divide"):
+        ints //= 0  # integer division stays on the general path, which leaves the tensor untouched
+    assert ints.tolist() == [5, 6]
 
 
 def test_c_operator_with_a_number_matches_numpy() -> None:
@@ -374,13 +427,22 @@ def test_c_methods_refuse_a_bad_spec_and_keep_the_installed_ones(monkeypatch) ->
         assert (tt.ones(2) + tt.ones(2)).tolist() == [2.0, 2.0] and (tt.ones(2) * 3).tolist() == [3.0, 3.0]
     assert lib.tt_py_install_fast_ops(b"no.such.module") == -1
     monkeypatch.setattr(_cfast, "_SPEC", good)
-    assert lib.tt_py_install_fast_ops(b"t_tensor._cfast") == 0  # the same spec again: the same methods
+    assert lib.tt_py_install_fast_ops(b"t_tensor._cfast") == 1  # valid, but installed already: no change
     assert (tt.ones(2) - tt.ones(2)).tolist() == [0.0, 0.0] and tt.zeros(1).exp().tolist() == [1.0]
 
 
+def test_c_methods_have_the_python_methods_signatures_and_docs() -> None:
+    import inspect
+
+    assert str(inspect.signature(tt.Tensor.exp)) == "(self, /, *, out=None)"
+    assert str(inspect.signature(tt.Tensor.add_)) == "(self, /, other, *, alpha=1)"
+    assert str(inspect.signature(tt.Tensor.__radd__)) == "(self, /, other)"
+    assert "csrc/python/fast_ops.c" in tt.Tensor.__add__.__doc__
+
+
 def test_t_tensor_can_be_imported_again() -> None:
-    # a second import makes a new Tensor class and installs the C methods again; tensors of the
-    # first import then get a clean error from the new Python methods, not a crash
+    # a second import makes new classes, which keep their Python methods; the first import's
+    # tensors keep their C methods and their state
     script = """
 import sys
 import t_tensor as tt
@@ -389,12 +451,14 @@ for m in [m for m in sys.modules if m == "t_tensor" or m.startswith("t_tensor.")
     del sys.modules[m]
 import t_tensor as tt2
 assert tt2.Tensor is not tt.Tensor
+assert type(tt.Tensor.__add__).__name__ == "method_descriptor" and type(tt2.Tensor.__add__).__name__ == "function"
 b = tt2.ones(2)
 assert (b + b).tolist() == [2.0, 2.0] and (2.0 * b).tolist() == [2.0, 2.0] and (-b).tolist() == [-1.0, -1.0]
-try:
-    a + a
-except TypeError as error:
-    assert "unsupported operand type Tensor" in str(error)
+assert (a + a).tolist() == [2.0, 2.0] and (a * 2.0).tolist() == [2.0, 2.0] and a.exp().tolist()[0] > 2.7
+assert type(a + a) is tt.Tensor
+a += 1
+b.mul_(3)
+assert a.tolist() == [2.0, 2.0] and b.tolist() == [3.0, 3.0]
 print("ok")
 """
     import subprocess
