@@ -27,8 +27,9 @@
  *     not partly overlap self, or a number as above, and the entry gives self's dtype
  *     (tt_binary_contiguous, tt_binary_scalar_contiguous; then the storage's version is bumped,
  *     as elementwise.py's `_fast_inplace` does).
- * The result is built as wrap_new builds it: a new Storage holding the new strong reference and a
- * Tensor with the operand's shape and strides, offset 0, the entry's dtype, dense, no autograd.
+ * A new result is built as wrap_new builds it: a new Storage holding the new strong reference and
+ * a Tensor with the operand's shape and strides, offset 0, the entry's dtype, dense, no autograd;
+ * an in-place method returns self.
  *
  * How Python objects are read. Tensor and Storage are Python classes with __slots__; a slot is a
  * PyObject* at a fixed offset in the instance, which the class's member descriptor records. The
@@ -64,8 +65,8 @@ typedef struct {
     PyObject *out_dtype[MAX_DTYPES];
 } entry_table;
 
-/* One method: a binary operator (entries in `tensors`, `ints`, `floats`) or a unary method such
- * as exp or __neg__ (entries in `unary`). An absent table has no entries. */
+/* One method: a binary operator, reflected or in place (entries in `tensors`, `ints`, `floats`),
+ * or a unary method such as exp or __neg__ (entries in `unary`). An absent table has no entries. */
 typedef struct {
     PyObject *fallback;  /* the Python method this one replaces: takes every other case */
     int number_first;    /* reflected (__radd__, ...): the number is the left operand */
