@@ -34,9 +34,9 @@ from t_tensor.elementwise import (
     _FAST_SCALAR_FLOAT,
     _FAST_SCALAR_INT,
     _FAST_UNARY,
-    _INTEGER_DIVISIONS,
     _OPERATORS,
     ElementwiseOps,
+    _in_place_entry,
 )
 
 __all__ = ["install", "python_method"]
@@ -98,12 +98,16 @@ def _doc(name: str) -> str:
     return f"{name}{signature}\n--\n\n{method.__doc__ or ''}\n\n{where}".replace("\n\n\n\n", "\n\n")
 
 
+def _takes_numbers(fn: str, reflected: bool) -> bool:
+    # `x ** 2` and friends must keep pow's own rewriting (elementwise._pow_as_ops), so __pow__,
+    # __ipow__ and pow_ take no numbers in C; `2 ** x` has no rewriting and may.
+    return reflected or fn != "pow"
+
+
 def _operator_spec(name: str, fn: str, reflected: bool) -> tuple:
     # (name, fallback, number first, in place, tensor-tensor entries, int entries, float entries,
-    # unary entries, docstring); each table a tuple of one entry per dtype code, or None for none. `x ** 2` and friends
-    # must keep pow's own rewriting (elementwise._pow_as_ops), so __pow__ takes no numbers;
-    # `2 ** x` has none and may.
-    takes_numbers = reflected or fn != "pow"
+    # unary entries, docstring); each table a tuple of one entry per dtype code, or None for none.
+    takes_numbers = _takes_numbers(fn, reflected)
     return (
         name,
         _PYTHON_METHODS[name],
@@ -122,16 +126,11 @@ def _unary_spec(name: str, fn: str) -> tuple:
 
 
 def _in_place_spec(name: str, fn: str) -> tuple:
-    # elementwise._fast_inplace's rules: the entry must give the tensor's own dtype, and integer
-    # floor_divide, remainder and fmod stay on the general path (which leaves the tensor untouched
-    # when a divisor is zero). Numbers are left to pow's rewriting, as for __pow__.
+    # which entries an in-place write may use: elementwise._fast_inplace's own rule
     def own_dtype(row):
-        return tuple(
-            entry if entry is not None and entry[1] is d and not (fn in _INTEGER_DIVISIONS and d.kind in "iu") else None
-            for d, entry in zip(dtypes.ALL_DTYPES, row, strict=True)
-        )
+        return tuple(_in_place_entry(fn, d, entry) for d, entry in zip(dtypes.ALL_DTYPES, row, strict=True))
 
-    takes_numbers = fn != "pow"
+    takes_numbers = _takes_numbers(fn, False)
     return (
         name,
         _PYTHON_METHODS[name],

@@ -439,26 +439,35 @@ def binary(fn: str, a: Any, b: Any, out: Any = None) -> Any:
 _INTEGER_DIVISIONS = frozenset({"floor_divide", "remainder", "fmod"})
 
 
+def _in_place_entry(fn: str, dtype: DType, entry: Any) -> Any:
+    """`entry` (a fast-path table entry for a `dtype` tensor) when an in-place fast path may use
+    it, else None. It must give `dtype` itself (comparisons, which give bool, are left out), and
+    integer floor_divide, remainder and fmod are left out too: they can stop on a zero divisor
+    after writing part of the tensor, where the general path keeps it untouched. Shared with the
+    C in-place methods (t_tensor/_cfast.py)."""
+    if entry is None or entry[1] is not dtype or (fn in _INTEGER_DIVISIONS and dtype.kind in "iu"):
+        return None
+    return entry
+
+
 def _fast_inplace(fn: str, out: TensorImpl, b: Any):
     """``out = fn(out, b)`` in one C call, for a contiguous `out` (not recording grad) and `b` a
     Python number or a contiguous tensor of out's shape and dtype that does not partly overlap
     it (optimizer updates, gradient accumulation); None to take the general path. The entry
     must compute in out's dtype and give it (so comparisons, which give bool, are left out)."""
     dtype = out._dtype
-    if fn in _INTEGER_DIVISIONS and dtype.kind in "iu":
-        return None  # the general path keeps `out` untouched when a divisor is zero
     itemsize = dtype.itemsize
     address = out._storage._data + out._offset * itemsize
     if type(b) is float or type(b) is int:
         scalar = _scalar_entry(fn, dtype, b)
-        if scalar is None or scalar[0][1] is not dtype:
+        if scalar is None or _in_place_entry(fn, dtype, scalar[0]) is None:
             return None
         entry, is_int, s_int, s_float = scalar
         status = _binary_scalar_contiguous(entry[0], _prod(out._shape), address, s_int, s_float, is_int, 0, address,
                                            dtype.code)
     elif type(b) is type(out):
-        entry = _FAST_BINARY[fn][dtype.code]
-        if entry is None or entry[1] is not dtype or b._dtype is not dtype or b._shape != out._shape or not (
+        entry = _in_place_entry(fn, dtype, _FAST_BINARY[fn][dtype.code])
+        if entry is None or b._dtype is not dtype or b._shape != out._shape or not (
             b._dense or b._is_dense()
         ) or (b._ag is not None and _GRAD.enabled):
             return None

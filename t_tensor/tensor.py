@@ -494,7 +494,8 @@ class Tensor(AutogradOps, ViewOps, ElementwiseOps, ManipulationOps, SortingOps, 
         return (1, 0)
 
 
-# The binary operators' plain case and Storage's finalizer run in C from here on (t_tensor/_cfast.py).
+# The plain cases of the operators, unary and in-place methods, and Storage's finalizer, run in C
+# from here on (t_tensor/_cfast.py).
 _cfast.install(Tensor, Storage)
 
 

@@ -505,9 +505,6 @@ tt_status tt_count_nonzero(int ndim, const int64_t *shape, uintptr_t x, const in
     return TT_OK;
 }
 
-static tt_status nonzero_contiguous(int ndim, const int64_t *shape, const char *x, int dtype, int64_t numel,
-                                    int64_t *out, int64_t capacity);
-
 tt_status tt_nonzero(int ndim, const int64_t *shape, uintptr_t x, const int64_t *strides, int dtype,
                      uintptr_t out, int64_t capacity) {
     if (ndim < 0 || ndim > TT_MAX_DIMS || capacity < 0 || (ndim > 0 && (shape == NULL || strides == NULL))) {
