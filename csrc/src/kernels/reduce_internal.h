@@ -123,14 +123,13 @@ static inline double lse_result(lse_acc a) { return (isinf(a.m) || isnan(a.m)) ?
 
 /* Plain float32 sums (sum and mean of a contiguous row): 64 float lanes in 4 or 8 vector
    registers, so that a thread keeps enough loads in flight to sum at memory speed (the 16 lanes
-   of the generic row reach about 40% of it on one core in the baseline build). Blocks of 2048,
-   so each lane still adds at most 32 values before the block's lanes are combined in double (a
-   tree of vector adds); the blocks join a pairwise tree in double (tt_reduce_pairwise_sum_f32). */
+   of the generic row reach about 40% of it on one core in the baseline build). Each lane adds at
+   most 32 values (one block of 2048 elements) before the lanes are widened into double lanes,
+   which add up the blocks. */
 #define SUM_F32_LANES 64
 #define SUM_F32_BLOCK_N 2048
-typedef double (*sum_block_f32_fn)(const float *p, int64_t n);
-sum_block_f32_fn tt_reduce_sum_block_f32(void);
-double tt_reduce_pairwise_sum_f32(sum_block_f32_fn block, const float *p, int64_t n);
+typedef double (*sum_f32_fn)(const float *p, int64_t n);
+sum_f32_fn tt_reduce_sum_f32(void);
 
 /* The maximum of a contiguous float32 row (of its negation for a minimum), NaN if it has one;
    a zero extremum is the row's first zero. n >= 1. */

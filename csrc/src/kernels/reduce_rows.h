@@ -264,9 +264,9 @@
                                   double param) {                                              \
         (void)base;                                                                            \
         if (OP##_PLAIN && __builtin_types_compatible_p(T, float) && s == (int64_t)sizeof(T)) {  \
-            const sum_block_f32_fn block = tt_reduce_sum_block_f32();                                    \
-            if (block != NULL) {                                                               \
-                *(double *)acc += tt_reduce_pairwise_sum_f32(block, (const float *)p, n);                \
+            const sum_f32_fn sum = tt_reduce_sum_f32();                                        \
+            if (sum != NULL) {                                                                 \
+                *(double *)acc += sum((const float *)p, n);                                    \
                 return;                                                                        \
             }                                                                                  \
         }                                                                                      \
