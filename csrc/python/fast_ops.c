@@ -174,20 +174,19 @@ static int64_t shape_numel(PyObject *shape) {
     return numel;
 }
 
-/* A plain-case tensor operand, as read from its slots. The object fields are borrowed until
- * hold() takes references to them. */
+/* A tensor operand, as read from its slots. The object fields are borrowed until hold() takes
+ * references to them. */
 typedef struct {
     int code;          /* dtype code */
-    int64_t numel;
+    int64_t numel;     /* plain_tensor only */
     uintptr_t address; /* of element 0 */
     PyObject *shape, *strides, *storage;
 } operand;
 
-/* Fill `x` from `tensor` when it is a plain-case operand (exactly Tensor, no autograd, known
- * dense, a known dtype); returns 0, or -1 (no exception set) for "not the plain case". */
-static int plain_tensor(PyObject *tensor, operand *x) {
-    if (Py_TYPE(tensor) != fast.tensor_type || SLOT(tensor, fast.t_ag) != Py_None ||
-        SLOT(tensor, fast.t_dense) != Py_True) {
+/* Fill `x` from `tensor` when it is exactly a Tensor that records no autograd, of a known dtype,
+ * with its slots set (any layout); returns 0, or -1 (no exception set) otherwise. */
+static int read_tensor(PyObject *tensor, operand *x) {
+    if (Py_TYPE(tensor) != fast.tensor_type || SLOT(tensor, fast.t_ag) != Py_None) {
         return -1;
     }
     x->code = dtype_code(SLOT(tensor, fast.t_dtype));
@@ -200,8 +199,7 @@ static int plain_tensor(PyObject *tensor, operand *x) {
         return -1;
     }
     PyObject *data = SLOT(x->storage, fast.s_data);
-    if (data == NULL || (x->numel = shape_numel(x->shape)) < 0) {
-        PyErr_Clear();
+    if (data == NULL) {
         return -1;
     }
     uintptr_t address = (uintptr_t)PyLong_AsUnsignedLongLong(data);
@@ -212,6 +210,19 @@ static int plain_tensor(PyObject *tensor, operand *x) {
     }
     /* unsigned: wraps like the C core's own address arithmetic */
     x->address = address + (uintptr_t)elements * (uintptr_t)fast.itemsize[x->code];
+    return 0;
+}
+
+/* read_tensor for a plain-case operand: also known dense (`_dense is True`), with its element
+ * count; returns 0, or -1 (no exception set) for "not the plain case". */
+static int plain_tensor(PyObject *tensor, operand *x) {
+    if (Py_TYPE(tensor) != fast.tensor_type || SLOT(tensor, fast.t_dense) != Py_True || read_tensor(tensor, x) < 0) {
+        return -1;
+    }
+    if ((x->numel = shape_numel(x->shape)) < 0) {
+        PyErr_Clear();
+        return -1;
+    }
     return 0;
 }
 
@@ -243,11 +254,12 @@ static void drop(const operand *x) {
     } while (0)
 
 /* A new Tensor over the fresh storage `ptr` (its one strong reference is taken over, also on
- * failure), with `like`'s shape and strides, offset 0, dtype `dtype`. Returns a new reference,
+ * failure), with the shape and strides tuples `shape` and `strides` (borrowed), offset 0, dtype
+ * `dtype`. Returns a new reference,
  * or NULL without an exception set: "not the plain case", so the caller runs the Python method
  * (whose general path tries again and raises its own error; ptr NULL means a kernel refused,
  * e.g. an integer division by zero, or memory ran out). */
-static PyObject *wrap_new(tt_storage *ptr, const operand *like, PyObject *dtype) {
+static PyObject *wrap_new(tt_storage *ptr, PyObject *shape, PyObject *strides, PyObject *dtype) {
     if (ptr == NULL) {
         return NULL;
     }
@@ -271,8 +283,8 @@ static PyObject *wrap_new(tt_storage *ptr, const operand *like, PyObject *dtype)
         return NULL;
     }
     SLOT(result, fast.t_storage) = storage;
-    SLOT(result, fast.t_shape) = Py_NewRef(like->shape);
-    SLOT(result, fast.t_strides) = Py_NewRef(like->strides);
+    SLOT(result, fast.t_shape) = Py_NewRef(shape);
+    SLOT(result, fast.t_strides) = Py_NewRef(strides);
     SLOT(result, fast.t_offset) = PyLong_FromLong(0); /* a cached small int: cannot fail */
     SLOT(result, fast.t_dtype) = Py_NewRef(dtype);
     SLOT(result, fast.t_dense) = Py_NewRef(Py_True);
@@ -280,11 +292,111 @@ static PyObject *wrap_new(tt_storage *ptr, const operand *like, PyObject *dtype)
     return result;
 }
 
-/* tensor op tensor: one dtype, equal shapes. */
+/* The sizes and strides of a shape tuple and a strides tuple, into arrays of TT_MAX_DIMS; returns
+ * the dimension count, or -1 (no exception set) when they are not non-negative ints of one length
+ * within TT_MAX_DIMS (the Python method then decides). */
+static int read_layout(PyObject *shape, PyObject *strides, int64_t *sizes, int64_t *steps) {
+    if (!PyTuple_CheckExact(strides) || PyTuple_GET_SIZE(shape) != PyTuple_GET_SIZE(strides) ||
+        PyTuple_GET_SIZE(shape) > TT_MAX_DIMS) {
+        return -1;
+    }
+    const int ndim = (int)PyTuple_GET_SIZE(shape);
+    for (int d = 0; d < ndim; d++) {
+        sizes[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, d));
+        steps[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, d));
+        if (sizes[d] < 0 || steps[d] < 0) {
+            PyErr_Clear();
+            return -1;
+        }
+    }
+    return ndim;
+}
+
+/* A tuple of the n ints `values` (new reference), or NULL with an exception set. */
+static PyObject *int_tuple(const int64_t *values, int n) {
+    PyObject *tuple = PyTuple_New(n);
+    for (int d = 0; tuple != NULL && d < n; d++) {
+        PyObject *item = PyLong_FromLongLong(values[d]);
+        if (item == NULL) {
+            Py_CLEAR(tuple);
+        } else {
+            PyTuple_SET_ITEM(tuple, d, item);
+        }
+    }
+    return tuple;
+}
+
+/* tensor op tensor of one dtype in any shapes that broadcast and any strides (elementwise.py's
+ * `_fast_strided`): each operand is read through its strides, 0 along the dimensions it is
+ * broadcast over, into a fresh row-major result (tt_binary_strided_new). The result's shape tuple
+ * is an operand's when it has the result's shape. */
+static PyObject *broadcast_case(const fast_method *op, const operand *a, const operand *b) {
+    int64_t a_sizes[TT_MAX_DIMS], a_steps[TT_MAX_DIMS], b_sizes[TT_MAX_DIMS], b_steps[TT_MAX_DIMS];
+    const int a_ndim = read_layout(a->shape, a->strides, a_sizes, a_steps);
+    const int b_ndim = a_ndim < 0 ? -1 : read_layout(b->shape, b->strides, b_sizes, b_steps);
+    if (b_ndim < 0) {
+        return NULL;
+    }
+    const int ndim = a_ndim > b_ndim ? a_ndim : b_ndim;
+    int64_t shape[TT_MAX_DIMS], a_read[TT_MAX_DIMS], b_read[TT_MAX_DIMS], strides[TT_MAX_DIMS];
+    int64_t numel = 1, step = 1;
+    int a_is_shape = a_ndim == ndim, b_is_shape = b_ndim == ndim;
+    for (int d = ndim - 1; d >= 0; d--) { /* aligned on the right; a missing dim has size 1 */
+        const int i = d - (ndim - a_ndim), j = d - (ndim - b_ndim);
+        const int64_t a_size = i >= 0 ? a_sizes[i] : 1, b_size = j >= 0 ? b_sizes[j] : 1;
+        if (a_size != b_size && a_size != 1 && b_size != 1) {
+            return NULL; /* they do not broadcast: the Python method raises */
+        }
+        shape[d] = a_size == 1 ? b_size : a_size;
+        a_read[d] = i >= 0 && a_size == shape[d] ? a_steps[i] : 0;
+        b_read[d] = j >= 0 && b_size == shape[d] ? b_steps[j] : 0;
+        a_is_shape &= a_size == shape[d];
+        b_is_shape &= b_size == shape[d];
+        strides[d] = step; /* row-major, a size-0 dim counting as 1 (contiguous_strides) */
+        if (__builtin_mul_overflow(step, shape[d] > 1 ? shape[d] : 1, &step) ||
+            __builtin_mul_overflow(numel, shape[d], &numel)) {
+            return NULL;
+        }
+    }
+    const int out_code = op->tensors.out_code[a->code];
+    PyObject *shape_tuple = a_is_shape ? Py_NewRef(a->shape) : b_is_shape ? Py_NewRef(b->shape) : int_tuple(shape, ndim);
+    PyObject *strides_tuple = shape_tuple != NULL ? int_tuple(strides, ndim) : NULL;
+    if (strides_tuple == NULL) {
+        Py_XDECREF(shape_tuple);
+        PyErr_Clear();
+        return NULL;
+    }
+    tt_storage *ptr;
+    hold(a);
+    hold(b);
+    RUN_RELEASING_GIL_IF_LARGE(numel * fast.itemsize[out_code],
+                               ptr = tt_binary_strided_new(op->tensors.op_code[a->code], ndim, shape, a->address,
+                                                           a_read, b->address, b_read, a->code, out_code));
+    PyObject *result = wrap_new(ptr, shape_tuple, strides_tuple, op->tensors.out_dtype[a->code]);
+    drop(b);
+    drop(a);
+    Py_DECREF(strides_tuple);
+    Py_DECREF(shape_tuple);
+    return result;
+}
+
+/* tensor op tensor, one dtype: both known dense with equal shapes (one contiguous kernel over the
+ * elements), else broadcast_case. */
 static PyObject *tensor_tensor_case(const fast_method *op, PyObject *a_object, PyObject *b_object) {
     operand a, b;
-    if (plain_tensor(a_object, &a) < 0 || op->tensors.op_code[a.code] < 0 || plain_tensor(b_object, &b) < 0 ||
-        b.code != a.code || same_shape(a.shape, b.shape) != 1) {
+    if (read_tensor(a_object, &a) < 0 || op->tensors.op_code[a.code] < 0 || read_tensor(b_object, &b) < 0 ||
+        b.code != a.code) {
+        return NULL;
+    }
+    const int same = same_shape(a.shape, b.shape);
+    if (same < 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (!same || SLOT(a_object, fast.t_dense) != Py_True || SLOT(b_object, fast.t_dense) != Py_True) {
+        return broadcast_case(op, &a, &b);
+    }
+    if ((a.numel = shape_numel(a.shape)) < 0) {
         PyErr_Clear();
         return NULL;
     }
@@ -295,7 +407,7 @@ static PyObject *tensor_tensor_case(const fast_method *op, PyObject *a_object, P
     RUN_RELEASING_GIL_IF_LARGE(a.numel * fast.itemsize[out_code],
                                ptr = tt_binary_new(op->tensors.op_code[a.code], a.numel, a.address, b.address, a.code,
                                                    out_code));
-    PyObject *result = wrap_new(ptr, &a, op->tensors.out_dtype[a.code]);
+    PyObject *result = wrap_new(ptr, a.shape, a.strides, op->tensors.out_dtype[a.code]);
     drop(&b);
     drop(&a);
     return result;
@@ -327,7 +439,7 @@ static PyObject *tensor_number_case(const fast_method *op, PyObject *tensor, PyO
     RUN_RELEASING_GIL_IF_LARGE(x.numel * fast.itemsize[out_code],
                                ptr = tt_binary_scalar_new(table->op_code[x.code], x.numel, x.address, s_int, s_float,
                                                           is_int, op->number_first, x.code, out_code));
-    PyObject *result = wrap_new(ptr, &x, table->out_dtype[x.code]);
+    PyObject *result = wrap_new(ptr, x.shape, x.strides, table->out_dtype[x.code]);
     drop(&x);
     return result;
 }
@@ -343,7 +455,7 @@ static PyObject *unary_case(const fast_method *op, PyObject *tensor) {
     hold(&x);
     RUN_RELEASING_GIL_IF_LARGE(x.numel * fast.itemsize[out_code],
                                ptr = tt_unary_new(op->unary.op_code[x.code], x.numel, x.address, x.code, out_code));
-    PyObject *result = wrap_new(ptr, &x, op->unary.out_dtype[x.code]);
+    PyObject *result = wrap_new(ptr, x.shape, x.strides, op->unary.out_dtype[x.code]);
     drop(&x);
     return result;
 }

@@ -122,15 +122,16 @@ def test_strided_fast_path_equals_general_path(fn: str, dtype, layout: str) -> N
 
 
 def test_broadcast_plans_are_cached_and_the_table_is_bounded() -> None:
+    # the Python operator's plans (Tensor's `+` broadcasts in C, without them)
     E._BROADCAST_PLANS.clear()
     column = tt.ones(3, 1)
     for n in range(1, 4200):
-        assert (tt.ones(n) + column).shape == (3, n)
+        assert E.binary("add", tt.ones(n), column).shape == (3, n)
     assert 0 < len(E._BROADCAST_PLANS) <= 4096
     with pytest.raises(RuntimeError, match="must match the size"):
-        tt.ones(3) + tt.ones(4)
+        E.binary("add", tt.ones(3), tt.ones(4))
     with pytest.raises(RuntimeError, match="must match the size"):
-        tt.ones(3) + tt.ones(4)  # a plan that failed is remembered as failed, and still raises
+        E.binary("add", tt.ones(3), tt.ones(4))  # a plan that failed is remembered as failed, and still raises
 
 
 def test_fast_results_are_fresh_contiguous_tensors() -> None:
@@ -333,6 +334,69 @@ def test_c_operator_shapes_match_numpy(shape) -> None:
         np.testing.assert_array_equal(got.numpy(), reference(x, y))
 
 
+def broadcast_layouts(dtype) -> dict:
+    """Pairs of one dtype that Tensor's C operators take through broadcast_case: broadcast shapes,
+    strided and offset views, stride-0 dims, 0-d and empty tensors."""
+    values = np.resize(values_of(dtype), 24)
+    x = dense(values[:12].reshape(3, 4))
+    other = dense(np.roll(values, 5)[:12].reshape(3, 4))
+    return {
+        "row (4,)": (x, other[1]),
+        "column (3, 1)": (x, other[:, 2:3]),
+        "transposed": (x, dense(np.roll(values, 7)[:12].reshape(4, 3)).T),
+        "both transposed": (x.T, other.T),
+        "expanded scalar": (x, other[2, 1].expand(3, 4)),
+        "sliced with an offset": (x, dense(values.reshape(3, 8))[:, 1::2]),
+        "0-d": (x, dense(values[5:6].reshape(()))),
+        "outer product (3, 1) (1, 4)": (x[:, :1], other[:1, :]),
+        "new leading dims (2, 1, 4) (3, 1)": (dense(values[:8].reshape(2, 1, 4)), x[:, 1:2]),
+        "empty (0, 4) (4,)": (x[:0], other[0]),
+        "does not broadcast (3, 4) (3,)": (x, other[:, 0]),
+    }
+
+
+@pytest.mark.parametrize("layout", list(broadcast_layouts(tt.float32)))
+@pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
+def test_c_operator_broadcasts_and_reads_strides_as_the_python_operator(dtype, layout: str) -> None:
+    a, b = broadcast_layouts(dtype)[layout]
+    for name in OPERATOR_METHODS:
+        python = _cfast.python_method(name)
+        for left, right in ((a, b), (b, a)):
+            in_c = outcome(lambda n=name, x=left, y=right: getattr(x, n)(y))
+            assert in_c == outcome(lambda p=python, x=left, y=right: p(x, y)), (name, layout)
+            if isinstance(in_c[0], tt.dtypes.DType):
+                E._BROADCAST_PLANS.clear()
+                result = getattr(left, name)(right)
+                if E._FAST_BINARY[_cfast._FORWARD[name]][dtype.code] is not None:
+                    assert not E._BROADCAST_PLANS, (name, layout)  # done in C: the Python plans unused
+                shape = np.broadcast_shapes(left.shape, right.shape)
+                assert type(result) is tt.Tensor and result._dense is True and result._ag is None
+                assert result.shape == shape and result.stride() == S.contiguous_strides(shape)
+                assert result.storage_offset() == 0 and result.untyped_storage().use_count() == 1
+
+
+def test_c_operator_broadcast_matches_numpy_with_the_gil_released() -> None:
+    # 256 KiB outputs: the kernel runs with the GIL released, from two threads at once
+    import threading
+
+    rng = np.random.default_rng(2)
+    x, row = rng.standard_normal((512, 128)).astype(np.float32), rng.standard_normal(128).astype(np.float32)
+    a, b = tt.tensor(x), tt.tensor(row)
+    errors = []
+
+    def work():
+        for _ in range(10):
+            if not (np.array_equal((a - b).numpy(), x - row) and np.array_equal((a.T * a.T).numpy(), (x * x).T)):
+                errors.append(1)
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+
+
 def test_c_operator_reads_the_storage_offset() -> None:
     x = np.arange(10, dtype=np.float64)
     a, b = tt.tensor(x)[3:], tt.tensor(x * 10)[1:8]
@@ -346,10 +410,10 @@ def test_c_operator_leaves_everything_else_to_the_python_operator() -> None:
     a = tt.tensor(x)
     row, wide, ints = tt.tensor(x[0]), tt.tensor(x.astype(np.float64)), tt.tensor(x.astype(np.int32))
     cases = [
-        (a, row, x + x[0]),                                  # broadcasting
+        (a, row, x + x[0]),                                  # broadcasting (in C too)
         (a, wide, x.astype(np.float64) + x),                 # promotion
         (a, ints, (x + x.astype(np.int32)).astype(np.float32)),  # PyTorch's rule: float32 wins over int32
-        (a.T, a.T, (x + x).T),                               # not dense
+        (a.T, a.T, (x + x).T),                               # not dense (in C too)
         (a, 2, x + 2),                                       # a number
         (a, np.float32(2), x + 2),
     ]
