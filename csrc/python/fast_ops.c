@@ -15,21 +15,24 @@
  *
  * The plain cases, exactly the Python methods' fast paths with grad not involved. The tensor
  * operands are exactly t_tensor.Tensor (subclasses fall back), do not record autograd
- * (`_ag is None`) and are known contiguous (`_dense is True`), and elementwise.py's table has an
- * entry for (op, dtype); then
- *   - a binary operator's other operand is a Tensor of the same dtype object and an equal shape
- *     (elementwise.py's `_FAST_BINARY`, tt_binary_new), or exactly a Python float, or exactly an
- *     int (not a bool) that fits int64 (`_FAST_SCALAR_FLOAT`, `_FAST_SCALAR_INT`,
- *     tt_binary_scalar_new). The reflected operators (__radd__, ...) take only numbers, as the
- *     left operand;
+ * (`_ag is None`) and, except for two tensors of a binary operator, are known contiguous
+ * (`_dense is True`), and elementwise.py's table has an entry for (op, dtype); then
+ *   - a binary operator's other operand is a Tensor of the same dtype object (`_FAST_BINARY`):
+ *     both known contiguous with equal shapes, one kernel over the elements (tt_binary_new);
+ *     else any shapes that broadcast and any strides, read through the strides into a fresh
+ *     row-major result (tt_binary_strided_new, elementwise.py's `_fast_strided`). Or it is
+ *     exactly a Python float, or exactly an int (not a bool) that fits int64
+ *     (`_FAST_SCALAR_FLOAT`, `_FAST_SCALAR_INT`, tt_binary_scalar_new). The reflected operators
+ *     (__radd__, ...) take only numbers, as the left operand;
  *   - a unary method is called with no arguments (`_FAST_UNARY`, tt_unary_new);
  *   - an in-place method (__iadd__, add_, ...) gets a Tensor of self's dtype and shape that does
  *     not partly overlap self, or a number as above, and the entry gives self's dtype
  *     (tt_binary_contiguous, tt_binary_scalar_contiguous; then the storage's version is bumped,
  *     as elementwise.py's `_fast_inplace` does).
  * A new result is built as wrap_new builds it: a new Storage holding the new strong reference and
- * a Tensor with the operand's shape and strides, offset 0, the entry's dtype, dense, no autograd;
- * an in-place method returns self.
+ * a Tensor with the operand's shape and strides (a broadcast result: the result's shape and
+ * row-major strides), offset 0, the entry's dtype, dense, no autograd; an in-place method returns
+ * self.
  *
  * How Python objects are read. Tensor and Storage are Python classes with __slots__; a slot is a
  * PyObject* at a fixed offset in the instance, which the class's member descriptor records. The
@@ -71,7 +74,7 @@ typedef struct {
     PyObject *fallback;  /* the Python method this one replaces: takes every other case */
     int number_first;    /* reflected (__radd__, ...): the number is the left operand */
     int in_place;        /* __iadd__, add_, ...: self = op(self, other), returns self */
-    entry_table tensors; /* a Tensor operand of the same dtype and shape */
+    entry_table tensors; /* a Tensor operand of the same dtype */
     entry_table ints;    /* a Python int that fits int64 */
     entry_table floats;  /* a Python float */
     entry_table unary;   /* no operand: self alone */
@@ -186,7 +189,7 @@ typedef struct {
 /* Fill `x` from `tensor` when it is exactly a Tensor that records no autograd, of a known dtype,
  * with its slots set (any layout); returns 0, or -1 (no exception set) otherwise. */
 static int read_tensor(PyObject *tensor, operand *x) {
-    if (Py_TYPE(tensor) != fast.tensor_type || SLOT(tensor, fast.t_ag) != Py_None) {
+    if (Py_TYPE(tensor) != fast.tensor_type || SLOT(tensor, fast.t_ag) != Py_None || SLOT(tensor, fast.t_dense) == NULL) {
         return -1;
     }
     x->code = dtype_code(SLOT(tensor, fast.t_dtype));
@@ -293,8 +296,8 @@ static PyObject *wrap_new(tt_storage *ptr, PyObject *shape, PyObject *strides, P
 }
 
 /* The sizes and strides of a shape tuple and a strides tuple, into arrays of TT_MAX_DIMS; returns
- * the dimension count, or -1 (no exception set) when they are not non-negative ints of one length
- * within TT_MAX_DIMS (the Python method then decides). */
+ * the dimension count, or -1 (no exception set) when they are not non-negative exact ints of one
+ * length within TT_MAX_DIMS (the Python method then decides). */
 static int read_layout(PyObject *shape, PyObject *strides, int64_t *sizes, int64_t *steps) {
     if (!PyTuple_CheckExact(strides) || PyTuple_GET_SIZE(shape) != PyTuple_GET_SIZE(strides) ||
         PyTuple_GET_SIZE(shape) > TT_MAX_DIMS) {
@@ -302,8 +305,12 @@ static int read_layout(PyObject *shape, PyObject *strides, int64_t *sizes, int64
     }
     const int ndim = (int)PyTuple_GET_SIZE(shape);
     for (int d = 0; d < ndim; d++) {
-        sizes[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, d));
-        steps[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, d));
+        PyObject *size = PyTuple_GET_ITEM(shape, d), *step = PyTuple_GET_ITEM(strides, d);
+        if (!PyLong_CheckExact(size) || !PyLong_CheckExact(step)) {
+            return -1; /* exact ints only: nothing here runs Python code (__index__) */
+        }
+        sizes[d] = PyLong_AsLongLong(size);
+        steps[d] = sizes[d] < 0 ? -1 : PyLong_AsLongLong(step);
         if (sizes[d] < 0 || steps[d] < 0) {
             PyErr_Clear();
             return -1;
@@ -329,7 +336,8 @@ static PyObject *int_tuple(const int64_t *values, int n) {
 /* tensor op tensor of one dtype in any shapes that broadcast and any strides (elementwise.py's
  * `_fast_strided`): each operand is read through its strides, 0 along the dimensions it is
  * broadcast over, into a fresh row-major result (tt_binary_strided_new). The result's shape tuple
- * is an operand's when it has the result's shape. */
+ * is an operand's when it has the result's shape. The caller holds both operands: the tuples made
+ * here can start a collection. */
 static PyObject *broadcast_case(const fast_method *op, const operand *a, const operand *b) {
     int64_t a_sizes[TT_MAX_DIMS], a_steps[TT_MAX_DIMS], b_sizes[TT_MAX_DIMS], b_steps[TT_MAX_DIMS];
     const int a_ndim = read_layout(a->shape, a->strides, a_sizes, a_steps);
@@ -359,6 +367,10 @@ static PyObject *broadcast_case(const fast_method *op, const operand *a, const o
         }
     }
     const int out_code = op->tensors.out_code[a->code];
+    int64_t nbytes;
+    if (__builtin_mul_overflow(numel, fast.itemsize[out_code], &nbytes)) {
+        return NULL; /* the Python method raises */
+    }
     PyObject *shape_tuple = a_is_shape ? Py_NewRef(a->shape) : b_is_shape ? Py_NewRef(b->shape) : int_tuple(shape, ndim);
     PyObject *strides_tuple = shape_tuple != NULL ? int_tuple(strides, ndim) : NULL;
     if (strides_tuple == NULL) {
@@ -367,14 +379,9 @@ static PyObject *broadcast_case(const fast_method *op, const operand *a, const o
         return NULL;
     }
     tt_storage *ptr;
-    hold(a);
-    hold(b);
-    RUN_RELEASING_GIL_IF_LARGE(numel * fast.itemsize[out_code],
-                               ptr = tt_binary_strided_new(op->tensors.op_code[a->code], ndim, shape, a->address,
-                                                           a_read, b->address, b_read, a->code, out_code));
+    RUN_RELEASING_GIL_IF_LARGE(nbytes, ptr = tt_binary_strided_new(op->tensors.op_code[a->code], ndim, shape, a->address,
+                                                                   a_read, b->address, b_read, a->code, out_code));
     PyObject *result = wrap_new(ptr, shape_tuple, strides_tuple, op->tensors.out_dtype[a->code]);
-    drop(b);
-    drop(a);
     Py_DECREF(strides_tuple);
     Py_DECREF(shape_tuple);
     return result;
@@ -388,26 +395,24 @@ static PyObject *tensor_tensor_case(const fast_method *op, PyObject *a_object, P
         b.code != a.code) {
         return NULL;
     }
+    PyObject *result = NULL;
+    hold(&a);
+    hold(&b);
     const int same = same_shape(a.shape, b.shape);
     if (same < 0) {
         PyErr_Clear();
-        return NULL;
-    }
-    if (!same || SLOT(a_object, fast.t_dense) != Py_True || SLOT(b_object, fast.t_dense) != Py_True) {
-        return broadcast_case(op, &a, &b);
-    }
-    if ((a.numel = shape_numel(a.shape)) < 0) {
+    } else if (!same || SLOT(a_object, fast.t_dense) != Py_True || SLOT(b_object, fast.t_dense) != Py_True) {
+        result = broadcast_case(op, &a, &b);
+    } else if ((a.numel = shape_numel(a.shape)) < 0) {
         PyErr_Clear();
-        return NULL;
+    } else {
+        const int out_code = op->tensors.out_code[a.code];
+        tt_storage *ptr;
+        RUN_RELEASING_GIL_IF_LARGE(a.numel * fast.itemsize[out_code],
+                                   ptr = tt_binary_new(op->tensors.op_code[a.code], a.numel, a.address, b.address,
+                                                       a.code, out_code));
+        result = wrap_new(ptr, a.shape, a.strides, op->tensors.out_dtype[a.code]);
     }
-    const int out_code = op->tensors.out_code[a.code];
-    tt_storage *ptr;
-    hold(&a);
-    hold(&b);
-    RUN_RELEASING_GIL_IF_LARGE(a.numel * fast.itemsize[out_code],
-                               ptr = tt_binary_new(op->tensors.op_code[a.code], a.numel, a.address, b.address, a.code,
-                                                   out_code));
-    PyObject *result = wrap_new(ptr, a.shape, a.strides, op->tensors.out_dtype[a.code]);
     drop(&b);
     drop(&a);
     return result;

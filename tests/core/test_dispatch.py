@@ -556,6 +556,34 @@ def test_c_method_holds_what_it_reads_while_other_code_runs() -> None:
     assert cleared and result.tolist() == [2.0, 2.0, 2.0] and result.stride() == (1,)
 
 
+def test_c_broadcast_holds_its_operands_while_a_collection_runs() -> None:
+    # the result's shape tuple (22 items: never from a free list) is made while the operands are
+    # read; a collection there runs a gc callback that gives `a` new memory, and the old block,
+    # if the method had not held it, would be reused by the next tensor of its size (7.0)
+    import gc
+
+    n = 1 << 14
+    a = tt.ones(*(1,) * 20, 1, n)
+    b = tt.ones(3, 1)
+    replaced = []
+
+    def replace_operand(phase, info):
+        if phase == "start" and not replaced:
+            a.data = tt.full(a.shape, 5.0)
+            replaced.append(tt.full(a.shape, 7.0))
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(replace_operand)
+    gc.set_threshold(1)
+    try:
+        result = a + b
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(replace_operand)
+    assert replaced and result.shape == (1,) * 20 + (3, n)
+    assert set(result.flatten().tolist()) in ({2.0}, {6.0})
+
+
 # ---------------------------------------------------------------------- storage ownership
 
 
