@@ -681,6 +681,44 @@ def test_conv2d_direct_kernels(case, bias, threads, kernel):
         tt.set_num_threads(before)
 
 
+# im2col from a zero-padded copy of each input plane (stride and dilation 1, a unit covering the
+# whole output plane, the padded plane within 4096 values): output rows narrower than 8 are read
+# position by position, wider ones as runs. Cases that skip the direct kernels: more than 160 taps,
+# float64, or rows narrower than 8.
+PLANE_CASES = [
+    ((4, 16, 4, 4), (32, 16, 3, 3), 1, 1),       # the digits CNN's second convolution: positions
+    ((2, 32, 6, 6), (8, 32, 3, 3), 1, 1),        # 289 rows of K: the second slice starts mid-channel
+    ((2, 20, 9, 9), (8, 20, 3, 3), 0, 1),        # 7-wide rows, no padding
+    ((2, 24, 12, 12), (8, 24, 3, 3), 2, 1),      # 14-wide rows: runs; padding wider than needed
+    ((3, 8, 5, 7), (4, 8, 3, 5), (2, 1), 1),     # non-square window and padding
+    ((2, 4, 3, 3), (6, 4, 5, 5), 3, 1),          # a window larger than the input
+    ((2, 16, 5, 5), (8, 8, 3, 3), 1, 2),         # groups
+    ((2, 40, 62, 62), (4, 40, 3, 3), 1, 1),      # 64 x 64 padded: the largest plane taken
+    ((1, 20, 63, 63), (2, 20, 3, 3), 1, 1),      # 65 x 65 padded, past 4096: the general im2col
+]
+
+
+@pytest.mark.parametrize("dtype", [tt.float32, tt.float64], ids=lambda d: d.name)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+@pytest.mark.parametrize("case", PLANE_CASES)
+def test_conv2d_padded_plane_im2col(case, layout, threads, dtype):
+    x_shape, w_shape, padding, groups = case
+    before = tt.get_num_threads()
+    tt.set_num_threads(threads)
+    try:
+        arrays = [data(31, x_shape, dtype), data(32, w_shape, dtype), data(33, (w_shape[0],), dtype)]
+
+        def fn(lib, x, w, b):
+            if layout == "channels_last":  # the same values, read through non-unit column strides
+                x = x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+            return lib.nn.functional.conv2d(x, w, b, padding=padding, groups=groups)
+
+        run(fn, arrays, dtype, terms=int(np.prod(w_shape[1:])) + 1)
+    finally:
+        tt.set_num_threads(before)
+
+
 def test_tiny_plane_input_gradient_with_an_infinite_weight():
     """dx through the tiny-plane kernel convolves dy, zero-padded, with the flipped weights: an inf
     weight would meet the padding's zeros (NaN) where torch adds only the windows that exist. Such

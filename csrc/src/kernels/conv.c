@@ -46,6 +46,10 @@
 
 /* Elements of `col` per block, a budget: the block narrows for large K. */
 #define COL_BUDGET ((int64_t)1 << 18)
+/* The largest zero-padded input plane (elements) im2col copies a channel into first. */
+#define PLANE_MAX ((int64_t)4096)
+/* Output rows at least this wide are copied from the plane as runs; narrower, position by position. */
+#define PLANE_RUN_MIN 8
 /* Rows of `col` (the k dimension) per slice: a micro-panel of NR columns stays in L1. */
 #define CONV_KC 256
 /* Below this many multiply-adds a convolution runs its (image, group, block) units on one
@@ -99,6 +103,7 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
         CT *scratch;          /* per slot: col panels, then cbuf (M x pb) when T != CT */   \
         tt_ukr_##CT ukr;                                                                          \
         int64_t K, P, pb, blocks, mrows, msplit, units, slots_n, per_slot;                        \
+        int64_t plane_pitch; /* > 0: im2col reads a zero-padded copy of each input plane */      \
         atomic_uint_fast64_t slots;                                                               \
         void (*units_fn)(const struct conv_job_##name *, int64_t, int64_t, CT *);                 \
     } conv_job_##name;
@@ -167,6 +172,26 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
         }                                                                                         \
     }                                                                                             \
                                                                                                   \
+    /* Input plane ci of one image and group (x points at the group's first channel) into        \
+       plane[0 .. (oh + kh - 1) * pitch): plane[r * pitch + c] = x[r - ph][c - pw], zero outside  \
+       the image (stride and dilation 1; pitch = ow + kw - 1). */                                 \
+    ATTR static void fill_plane_##name##_##SUF(const conv_geom *g, const T *x, int64_t ci, int64_t pitch, T *plane) { \
+        const T *xc = x + ci * g->xs[1];                                                          \
+        const int64_t c_lo = g->pw < pitch ? g->pw : pitch;                                       \
+        const int64_t c_hi = g->pw + g->w < pitch ? g->pw + g->w : pitch;                         \
+        for (int64_t r = 0; r < g->oh + g->kh - 1; r++, plane += pitch) {                         \
+            const int64_t iy = r - g->ph;                                                         \
+            if (iy < 0 || iy >= g->h) {                                                           \
+                for (int64_t c = 0; c < pitch; c++) plane[c] = 0;                                 \
+                continue;                                                                         \
+            }                                                                                     \
+            const T *src = xc + iy * g->xs[2] + (c_lo - g->pw) * g->xs[3];                        \
+            for (int64_t c = 0; c < c_lo; c++) plane[c] = 0;                                      \
+            for (int64_t c = c_lo; c < c_hi; c++, src += g->xs[3]) plane[c] = *src;               \
+            for (int64_t c = c_hi > c_lo ? c_hi : c_lo; c < pitch; c++) plane[c] = 0;             \
+        }                                                                                         \
+    }                                                                                             \
+                                                                                                  \
     ATTR static void conv_units_##name##_##SUF(const conv_job_##name *j, int64_t u0, int64_t u1, CT *scratch) { \
         const conv_geom *g = j->g;                                                                \
         const int64_t M = g->m, P = j->P, K = j->K; /* K includes the bias row */                \
@@ -175,6 +200,18 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
         const int64_t kcmax = K < CONV_KC ? K : CONV_KC;                                          \
         const int64_t pp = (j->pb + NR - 1) / NR * NR; /* positions padded to whole panels */     \
         CT *col = scratch, *cbuf = col + kcmax * pp;                                              \
+        T *plane = (T *)(void *)(col + kcmax * pp); /* with plane_pitch: T is CT, no cbuf */     \
+        /* with plane_pitch: position t of the output plane reads plane[offsets[t] + tap's] */    \
+        int32_t *offsets = (int32_t *)(void *)(plane + (g->oh + g->kh - 1) * j->plane_pitch);    \
+        if (j->plane_pitch > 0) {                                                                 \
+            for (int64_t t = 0, oy = 0, ox = 0; t < P; t++) {                                     \
+                offsets[t] = (int32_t)(oy * j->plane_pitch + ox);                                 \
+                if (++ox == g->ow) {                                                              \
+                    ox = 0;                                                                       \
+                    oy++;                                                                         \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
         for (int64_t u = u0; u < u1; u++) {                                                       \
             const int64_t ms = u % j->msplit, blk = u / j->msplit % j->blocks;                    \
             const int64_t grp = u / j->msplit / j->blocks % g->groups;                            \
@@ -203,6 +240,25 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
                     if (j->bias && r == K - 1) { /* the bias: weight column K - 1 x ones */       \
                         for (int64_t q = 0; q < panels; q++)                                      \
                             for (int64_t t = 0; t < NR; t++) dst[q * kc * NR + t] = 1;            \
+                    } else if (j->plane_pitch > 0) {                                              \
+                        /* the whole plane (p0 = 0, pn = P): output row oy of this tap is the run \
+                           plane[(oy + ky) * pitch + kx ...], no bounds to test */                \
+                        const int64_t pitch = j->plane_pitch;                                     \
+                        if (rr == 0 || (tap.kx == 0 && tap.ky == 0)) {                            \
+                            fill_plane_##name##_##SUF(g, xg, tap.ci, pitch, plane);               \
+                        }                                                                         \
+                        const T *base = plane + tap.ky * pitch + tap.kx;                          \
+                        if (g->ow >= PLANE_RUN_MIN) {                                             \
+                            for (int64_t oy = 0; oy < g->oh; oy++) {                              \
+                                put_run_##name##_##SUF(dst, NR, kc * NR, oy * g->ow, g->ow, base + oy * pitch, 1); \
+                            }                                                                     \
+                        } else { /* runs too short to pay for a call: one gather a position */    \
+                            for (int64_t q = 0, t = 0; q < panels; q++) {                         \
+                                CT *d = dst + q * kc * NR;                                        \
+                                const int64_t end = pn - t < NR ? pn - t : NR;                    \
+                                for (int64_t i = 0; i < end; i++, t++) d[i] = base[offsets[t]];   \
+                            }                                                                     \
+                        }                                                                         \
                     } else {                                                                      \
                         im2col_row_##name##_##SUF(g, xg, &tap, pn, dst, NR, kc * NR);             \
                     }                                                                             \
@@ -299,7 +355,17 @@ CONV_DTYPES(CONV_CORE_AVX512)
             msplit = msplit < mrows ? msplit : mrows;                                             \
         }                                                                                         \
         const int64_t slots_n = parallel ? threads : 1;                                           \
-        const int64_t per_slot = (col_elems + (sizeof(T) == sizeof(CT) ? 0 : c_elems) + 15) / 16 * 16; \
+        /* im2col from a zero-padded copy of each input plane: for stride and dilation 1 when a    \
+           unit covers the whole output plane and the padded plane is small. On a small plane     \
+           the runs of a row are a few values each, and finding them (bounds, padding) cost 4x    \
+           the micro-kernel: (64, 16, 4, 4) x 32 filters 3x3. */                                 \
+        const int64_t plane_pitch = g->ow + g->kw - 1, plane_rows = g->oh + g->kh - 1;             \
+        const int use_plane = sizeof(T) == sizeof(CT) && g->sh == 1 && g->sw == 1 && g->dh == 1   \
+                              && g->dw == 1 && pb == P && g->cin_g > 0 && plane_pitch <= PLANE_MAX  \
+                              && plane_rows <= PLANE_MAX && plane_pitch * plane_rows <= PLANE_MAX;  \
+        /* the plane, then P int32 offsets (P <= the plane's size; an element is >= 4 bytes) */   \
+        const int64_t extra = use_plane ? 2 * plane_pitch * plane_rows : sizeof(T) == sizeof(CT) ? 0 : c_elems; \
+        const int64_t per_slot = (col_elems + extra + 15) / 16 * 16;                              \
         CT *wpack = malloc((size_t)(w_elems + 1) * sizeof(CT));                                   \
         CT *scratch = malloc((size_t)(per_slot * slots_n + 1) * sizeof(CT));                      \
         if (wpack == NULL || scratch == NULL) {                                                   \
@@ -333,7 +399,8 @@ CONV_DTYPES(CONV_CORE_AVX512)
         conv_job_##name job = {.g = g, .x = x, .bias = bias, .out = out, .wpack = wpack,          \
                                .scratch = scratch, .ukr = ukr, .K = K, .P = P, .pb = pb,           \
                                .blocks = blocks, .mrows = mrows, .msplit = msplit,                \
-                               .units = units * msplit, .slots_n = slots_n, .per_slot = per_slot}; \
+                               .units = units * msplit, .slots_n = slots_n, .per_slot = per_slot, \
+                               .plane_pitch = use_plane ? plane_pitch : 0};                       \
         atomic_init(&job.slots, 0);                                                               \
         job.units_fn = CONV_PICK_UNITS(name);                                                     \
         if (parallel) {                                                                           \
