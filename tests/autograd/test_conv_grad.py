@@ -85,6 +85,40 @@ def test_conv_grad_only_some_inputs(which):
                      grad_inputs=list(which), **_tol(np.float64))
 
 
+# Small planes (one block of positions an image) with products big enough for the GEMM path: the
+# gradients take a batch of images per product (their positions side by side), each worker its
+# share of the images (7 over 2 threads: 3 and 4).
+BATCH_CASES = [
+    # nd, n, c_in, c_out, size, k, kwargs
+    (2, 6, 16, 8, 4, 3, {"padding": 1}),
+    (2, 7, 16, 16, 3, 3, {"padding": 1, "groups": 2}),
+    (2, 5, 8, 12, 2, 3, {"padding": 2}),
+    (1, 4, 16, 8, 5, 3, {"padding": 1}),
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", BATCH_CASES)
+def test_conv_grad_batches_images_per_product(case, dtype, threads):
+    nd, n, c_in, c_out, size, k, kwargs = case
+    arrays = _conv_case(nd, n, c_in, c_out, size, k, kwargs.get("groups", 1), True, dtype, seed=BATCH_CASES.index(case))
+    tt_fn, th_fn = getattr(F, f"conv{nd}d"), getattr(TF, f"conv{nd}d")
+
+    def fn(lib, conv):
+        def run(x, w, b):  # also a transposed input and a gradient that arrives transposed
+            y = conv(x.transpose(-1, -2) if nd == 2 else x, w, b, **kwargs)
+            return y.transpose(-1, -2) * 1.5 if nd == 2 else y * 1.5
+        return run
+
+    before = tt.get_num_threads()
+    tt.set_num_threads(threads)
+    try:
+        helper_test_grad(arrays, fn(tt, tt_fn), fn(torch, th_fn), **_tol(dtype))
+    finally:
+        tt.set_num_threads(before)
+
+
 @settings(max_examples=15, deadline=None)
 @given(st.data())
 def test_conv_grad_random_geometry(data):

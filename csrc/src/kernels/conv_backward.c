@@ -149,6 +149,27 @@ static int scratch_ok(int64_t a, int64_t b, int64_t c, int64_t workers, size_t e
     return mul_ok(total, workers, &total) && total < (int64_t)(SIZE_MAX / 2 / elem);
 }
 
+/* Groups whose (c_out/groups) x K weight block is smaller than this (depthwise convolutions, tiny
+   kernels) skip the GEMM: direct loops, per kernel tap, are faster than a product that small. */
+#define DIRECT_MAX 64
+
+/* Images per product in the gradients' GEMM path: with one block of positions per image (a
+   small plane) and products (not the direct loops), as many images as keep `col` within
+   COL_BUDGET, at most a worker's share; else 1. `allowed`: the caller can take several (dx needs
+   T to be the compute type, to accumulate the batch's images in grad_input itself). The
+   digits CNN's (64, 16, 4, 4) x 32 3 x 3 layer ran 128 products of K x 16 x 32 per call before. */
+static int64_t batch_size(const bgeom *g, int64_t workers, int allowed) {
+    int64_t per_image;
+    if (!allowed || g->blocks != 1 || g->m * g->k < DIRECT_MAX || g->p == 0 || g->k == 0
+        || !mul_ok(g->k, g->p, &per_image)) {
+        return 1;
+    }
+    int64_t batch = COL_BUDGET / per_image;
+    const int64_t share = (g->n + workers - 1) / workers;
+    batch = batch < share ? batch : share;
+    return batch < 1 ? 1 : batch;
+}
+
 /* The output columns ox in [*lo, *hi) whose input column ox * stride + off lies in [0, w),
    clipped to [0, ow). */
 static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int64_t *lo, int64_t *hi) {
@@ -160,21 +181,19 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
     *hi = h > l ? h : l;
 }
 
-/* Groups whose (c_out/groups) x K weight block is smaller than this (depthwise convolutions, tiny
-   kernels) skip the GEMM: direct loops, per kernel tap, are faster than a product that small. */
-#define DIRECT_MAX 64
 
 #define DEFINE_CONVB(name, T, CT, LD, ST, CODE, GEMM)                                              \
-    /* col[r][j] for output positions p0 .. p0 + pn - 1 (r = (ci * kh + ky) * kw + kx), x at the    \
-       group's first channel of the image; zero where the window reads the padding. The positions  \
-       are walked one output row at a time, and within a row only the valid columns are read. */  \
-    static void im2col_##name(const bgeom *g, const T *x, int64_t p0, int64_t pn, CT *col) {        \
+    /* col[r * ld + j] for output positions p0 .. p0 + pn - 1 (r = (ci * kh + ky) * kw + kx), x at  \
+       the group's first channel of the image; zero where the window reads the padding. The        \
+       positions are walked one output row at a time, and within a row only the valid columns are \
+       read. */                                                                                     \
+    static void im2col_##name(const bgeom *g, const T *x, int64_t p0, int64_t pn, CT *col, int64_t ld) { \
         for (int64_t r = 0; r < g->k; r++) {                                                        \
             const int64_t ci = r / (g->kh * g->kw), ky = r / g->kw % g->kh, kx = r % g->kw;         \
             const int64_t off = kx * g->dw - g->pw;                                                 \
             int64_t lo, hi;                                                                         \
             column_range(off, g->sw, g->w, g->ow, &lo, &hi);                                        \
-            CT *row = col + r * pn;                                                                 \
+            CT *row = col + r * ld;                                                                 \
             int64_t j = 0, oy = p0 / g->ow, ox = p0 % g->ow;                                        \
             while (j < pn) {                                                                        \
                 const int64_t end = ox + (g->ow - ox < pn - j ? g->ow - ox : pn - j);               \
@@ -196,14 +215,14 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         }                                                                                           \
     }                                                                                               \
                                                                                                     \
-    /* The reverse of im2col: img (the group's cin_g contiguous h x w planes) += col. */             \
-    static void col2im_##name(const bgeom *g, const CT *col, int64_t p0, int64_t pn, CT *img) {     \
+    /* The reverse of im2col: img (the group's cin_g contiguous h x w planes) += col (rows ld apart). */ \
+    static void col2im_##name(const bgeom *g, const CT *col, int64_t p0, int64_t pn, CT *img, int64_t ld) { \
         for (int64_t r = 0; r < g->k; r++) {                                                        \
             const int64_t ci = r / (g->kh * g->kw), ky = r / g->kw % g->kh, kx = r % g->kw;         \
             const int64_t off = kx * g->dw - g->pw;                                                 \
             int64_t lo, hi;                                                                         \
             column_range(off, g->sw, g->w, g->ow, &lo, &hi);                                        \
-            const CT *row = col + r * pn;                                                           \
+            const CT *row = col + r * ld;                                                           \
             int64_t j = 0, oy = p0 / g->ow, ox = p0 % g->ow;                                        \
             while (j < pn) {                                                                        \
                 const int64_t end = ox + (g->ow - ox < pn - j ? g->ow - ox : pn - j);               \
@@ -267,13 +286,14 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         }                                                                                           \
     }                                                                                               \
                                                                                                     \
-    /* One image's grad_out as a contiguous (c_out x P) compute-type matrix. */                     \
-    static void pack_gy_##name(const bgeom *g, const T *gy, int64_t b, CT *dst) {                   \
+    /* One image's grad_out as a (c_out x P) compute-type matrix, rows ld apart. */                 \
+    static void pack_gy_##name(const bgeom *g, const T *gy, int64_t b, CT *dst, int64_t ld) {       \
         for (int64_t co = 0; co < g->c_out; co++) {                                                 \
             const T *src = gy + b * g->gs[0] + co * g->gs[1];                                       \
+            CT *row = dst + co * ld;                                                                \
             for (int64_t oy = 0; oy < g->oh; oy++) {                                                \
                 for (int64_t ox = 0; ox < g->ow; ox++) {                                            \
-                    *dst++ = (CT)LD(src + oy * g->gs[2] + ox * g->gs[3]);                           \
+                    *row++ = (CT)LD(src + oy * g->gs[2] + ox * g->gs[3]);                           \
                 }                                                                                   \
             }                                                                                       \
         }                                                                                           \
@@ -287,21 +307,45 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         CT *scratch;         /* per worker, per_worker elements */                                  \
         tt_status *status;   /* per worker */                                                       \
         int64_t workers, per_worker;                                                                \
+        int64_t batch;       /* images per product (batch_size) */                                  \
         /* what a worker runs on its share of the images: input_images or weight_images */         \
         tt_status (*images)(const struct convb_job_##name *, int64_t, int64_t, CT *);               \
     } convb_job_##name;                                                                             \
                                                                                                     \
-    /* dx for images [b0, b1): scratch = gbuf (c_out x P), col (K x pb), then an image accumulator   \
-       (c_in x h x w) when T is not the compute type (else the accumulation is in `out` itself). */  \
+    /* dx for images [b0, b1): scratch = gbuf (c_out x batch * P), col (K x batch * pb), then an    \
+       image accumulator (c_in x h x w) when T is not the compute type (else the accumulation is in \
+       `out` itself). With a batch of several images (a small plane, one block of positions; see   \
+       batch_size), the batch's positions are the columns of one product per group, instead of a   \
+       tiny (K x P x m) product per image. */                                                       \
     static tt_status input_images_##name(const convb_job_##name *j, int64_t b0, int64_t b1, CT *scratch) { \
         const bgeom *g = j->g;                                                                      \
         const int64_t plane = g->h * g->w, image = g->c_in * plane;                                 \
         const int direct = sizeof(T) == sizeof(CT);                                                 \
-        CT *gbuf = scratch, *col = gbuf + g->c_out * g->p, *acc = col + g->k * g->pb;               \
-        for (int64_t b = b0; b < b1; b++) {                                                         \
+        CT *gbuf = scratch, *col = gbuf + g->c_out * j->batch * g->p, *acc = col + g->k * j->batch * g->pb; \
+        for (int64_t bb = b0; bb < b1; bb += j->batch) {                                            \
+            const int64_t nb = b1 - bb < j->batch ? b1 - bb : j->batch, ld = nb * g->p;             \
+            for (int64_t i = 0; i < nb; i++) {                                                      \
+                pack_gy_##name(g, j->gy, bb + i, gbuf + i * g->p, ld);                              \
+            }                                                                                       \
+            if (j->batch > 1) { /* T is CT: the images accumulate in `out` */                       \
+                CT *imgs = (CT *)(void *)(j->out + bb * image);                                     \
+                memset(imgs, 0, (size_t)(nb * image) * sizeof(CT));                                 \
+                for (int64_t grp = 0; grp < g->groups; grp++) {                                     \
+                    tt_status s = tt_gemm(GEMM, g->k, ld, g->m, (uintptr_t)(j->wpack + grp * g->m * g->k), 1, \
+                                          g->k, (uintptr_t)(gbuf + grp * g->m * ld), ld, 1, (uintptr_t)col, \
+                                          ld, 1, 0);                                                \
+                    if (s != TT_OK) {                                                               \
+                        return s;                                                                   \
+                    }                                                                               \
+                    for (int64_t i = 0; i < nb; i++) {                                              \
+                        col2im_##name(g, col + i * g->p, 0, g->p, imgs + i * image + grp * g->cin_g * plane, ld); \
+                    }                                                                               \
+                }                                                                                   \
+                continue;                                                                           \
+            }                                                                                       \
+            const int64_t b = bb; /* one image: gbuf's rows are P apart */                          \
             CT *img = direct ? (CT *)(void *)(j->out + b * image) : acc;                            \
             memset(img, 0, (size_t)image * sizeof(CT));                                             \
-            pack_gy_##name(g, j->gy, b, gbuf);                                                      \
             for (int64_t grp = 0; grp < g->groups; grp++) {                                         \
                 if (g->m * g->k < DIRECT_MAX) {                                                     \
                     direct_input_##name(g, j->wpack + grp * g->m * g->k, gbuf + grp * g->m * g->p,  \
@@ -316,12 +360,12 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
                     if (s != TT_OK) {                                                               \
                         return s;                                                                   \
                     }                                                                               \
-                    col2im_##name(g, col, p0, pn, img + grp * g->cin_g * plane);                    \
+                    col2im_##name(g, col, p0, pn, img + grp * g->cin_g * plane, pn);                \
                 }                                                                                   \
             }                                                                                       \
             if (!direct) {                                                                          \
-                for (int64_t i = 0; i < image; i++) {                                               \
-                    j->out[b * image + i] = ST(acc[i]);                                             \
+                for (int64_t e = 0; e < image; e++) {                                               \
+                    j->out[b * image + e] = ST(acc[e]);                                             \
                 }                                                                                   \
             }                                                                                       \
         }                                                                                           \
@@ -329,23 +373,31 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
     }                                                                                               \
                                                                                                     \
     /* dw for images [b0, b1), summed into this worker's accumulator (the first c_out * K elements  \
-       of its scratch, zeroed by the caller); then gbuf (c_out x P) and col (K x pb). */            \
+       of its scratch, zeroed by the caller); then gbuf (c_out x batch * P) and col (K x batch *    \
+       pb). With a batch of several images, one product per group takes the batch's positions as   \
+       its inner dimension. */                                                                      \
     static tt_status weight_images_##name(const convb_job_##name *j, int64_t b0, int64_t b1, CT *scratch) { \
         const bgeom *g = j->g;                                                                      \
-        CT *acc = scratch, *gbuf = acc + g->c_out * g->k, *col = gbuf + g->c_out * g->p;            \
-        for (int64_t b = b0; b < b1; b++) {                                                         \
-            pack_gy_##name(g, j->gy, b, gbuf);                                                      \
+        CT *acc = scratch, *gbuf = acc + g->c_out * g->k, *col = gbuf + g->c_out * j->batch * g->p; \
+        for (int64_t bb = b0; bb < b1; bb += j->batch) {                                            \
+            const int64_t nb = b1 - bb < j->batch ? b1 - bb : j->batch, ld = nb * g->p;             \
+            for (int64_t i = 0; i < nb; i++) {                                                      \
+                pack_gy_##name(g, j->gy, bb + i, gbuf + i * g->p, ld);                              \
+            }                                                                                       \
             for (int64_t grp = 0; grp < g->groups; grp++) {                                         \
-                const T *xg = j->x + b * g->xs[0] + grp * g->cin_g * g->xs[1];                      \
-                if (g->m * g->k < DIRECT_MAX) {                                                     \
+                if (g->m * g->k < DIRECT_MAX) { /* batch 1 */                                       \
+                    const T *xg = j->x + bb * g->xs[0] + grp * g->cin_g * g->xs[1];                 \
                     direct_weight_##name(g, xg, gbuf + grp * g->m * g->p, acc + grp * g->m * g->k); \
                     continue;                                                                       \
                 }                                                                                   \
-                for (int64_t blk = 0; blk < g->blocks; blk++) {                                     \
+                for (int64_t blk = 0; blk < g->blocks; blk++) { /* one block when nb > 1 */         \
                     const int64_t p0 = blk * g->pb, pn = g->p - p0 < g->pb ? g->p - p0 : g->pb;     \
-                    im2col_##name(g, xg, p0, pn, col);                                              \
-                    tt_status s = tt_gemm(GEMM, g->m, g->k, pn, (uintptr_t)(gbuf + grp * g->m * g->p + p0), g->p, \
-                                          1, (uintptr_t)col, 1, pn, (uintptr_t)(acc + grp * g->m * g->k), \
+                    for (int64_t i = 0; i < nb; i++) {                                              \
+                        const T *xg = j->x + (bb + i) * g->xs[0] + grp * g->cin_g * g->xs[1];       \
+                        im2col_##name(g, xg, p0, pn, col + i * pn, nb * pn);                        \
+                    }                                                                               \
+                    tt_status s = tt_gemm(GEMM, g->m, g->k, nb * pn, (uintptr_t)(gbuf + grp * g->m * ld + p0), ld, \
+                                          1, (uintptr_t)col, 1, nb * pn, (uintptr_t)(acc + grp * g->m * g->k), \
                                           g->k, 1, 1);                                              \
                     if (s != TT_OK) {                                                               \
                         return s;                                                                   \
@@ -386,9 +438,11 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
     static tt_status backward_input_##name(const bgeom *g, const T *gy, const T *w, T *out) {       \
         const int64_t workers = worker_count(g);                                                    \
         const int64_t image = g->c_in * g->h * g->w;                                                \
-        int64_t per_worker, col_elems;                                                              \
-        if (!mul_ok(g->k, g->pb, &col_elems)                                                        \
-            || !scratch_ok(g->c_out * g->p, col_elems, sizeof(T) == sizeof(CT) ? 0 : image, workers, \
+        const int64_t batch = batch_size(g, workers, sizeof(T) == sizeof(CT));                      \
+        int64_t per_worker, col_elems, gy_elems;                                                    \
+        if (!mul_ok(g->k, g->pb, &col_elems) || !mul_ok(col_elems, batch, &col_elems)               \
+            || !mul_ok(g->c_out * g->p, batch, &gy_elems)                                           \
+            || !scratch_ok(gy_elems, col_elems, sizeof(T) == sizeof(CT) ? 0 : image, workers,       \
                            sizeof(CT), &per_worker)) {                                              \
             return TT_ERR_OVERFLOW;                                                                 \
         }                                                                                           \
@@ -413,7 +467,7 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         }                                                                                           \
         convb_job_##name job = {.g = g, .gy = gy, .wpack = wpack, .out = out, .scratch = scratch,   \
                                 .status = status, .workers = workers, .per_worker = per_worker,     \
-                                .images = input_images_##name};                                     \
+                                .batch = batch, .images = input_images_##name};                     \
         const tt_status result = run_workers_##name(&job);                                          \
         free(wpack);                                                                                \
         free(scratch);                                                                              \
@@ -424,9 +478,11 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
     static tt_status backward_weight_##name(const bgeom *g, const T *x, const T *gy, T *out) {      \
         const int64_t workers = worker_count(g);                                                    \
         const int64_t wsize = g->c_out * g->k;                                                      \
-        int64_t per_worker, col_elems;                                                              \
-        if (!mul_ok(g->k, g->pb, &col_elems)                                                        \
-            || !scratch_ok(wsize, g->c_out * g->p, col_elems, workers, sizeof(CT), &per_worker)) {  \
+        const int64_t batch = batch_size(g, workers, 1);                                            \
+        int64_t per_worker, col_elems, gy_elems;                                                    \
+        if (!mul_ok(g->k, g->pb, &col_elems) || !mul_ok(col_elems, batch, &col_elems)               \
+            || !mul_ok(g->c_out * g->p, batch, &gy_elems)                                           \
+            || !scratch_ok(wsize, gy_elems, col_elems, workers, sizeof(CT), &per_worker)) {         \
             return TT_ERR_OVERFLOW;                                                                 \
         }                                                                                           \
         CT *scratch = malloc((size_t)(per_worker * workers + 1) * sizeof(CT));                      \
@@ -440,7 +496,7 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
             memset(scratch + w * per_worker, 0, (size_t)wsize * sizeof(CT));                        \
         }                                                                                           \
         convb_job_##name job = {.g = g, .x = x, .gy = gy, .scratch = scratch, .status = status,    \
-                                .workers = workers, .per_worker = per_worker,                       \
+                                .workers = workers, .per_worker = per_worker, .batch = batch,       \
                                 .images = weight_images_##name};                                    \
         const tt_status result = run_workers_##name(&job);                                          \
         if (result == TT_OK) {                                                                      \
