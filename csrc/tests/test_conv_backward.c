@@ -85,16 +85,21 @@ static double from_half(uint16_t h) {
 }
 
 static void test_conv_backward_random(void) {
-    for (int trial = 0; trial < 160; trial++) {
+    for (int trial = 0; trial < 200; trial++) {
         const int big = trial % 40 == 0;   /* several workers, several column blocks */
-        const int gemm = trial % 3 == 0;   /* M x K large enough for the GEMM path, else direct loops */
+        /* unit: stride and dilation 1 on the GEMM path, several images: batches of images per
+           product, im2col and col2im through a zero-padded plane (w up to 12: rows as runs too) */
+        const int unit = trial % 5 == 1;
+        const int gemm = unit || trial % 3 == 0;   /* M x K large enough for the GEMM path, else direct loops */
         const int64_t groups = draw(1, 3), cin_g = big ? 60 : gemm ? draw(8, 10) : draw(1, 3);
         const int64_t m = gemm ? draw(8, 10) : draw(1, 3);
         /* big: K = 540 and P >= 680 outputs, more than one block of columns (COL_BUDGET / K) */
-        const int64_t kh = big ? 3 : draw(1, 3), kw = big ? 3 : draw(1, 3), sh = big ? 1 : draw(1, 3);
-        const int64_t sw = big ? 1 : draw(1, 3), dh = big ? 1 : draw(1, 2), dw = big ? 1 : draw(1, 2);
+        const int64_t kh = big ? 3 : draw(1, 3), kw = big ? 3 : draw(1, 3), sh = big || unit ? 1 : draw(1, 3);
+        const int64_t sw = big || unit ? 1 : draw(1, 3), dh = big || unit ? 1 : draw(1, 2);
+        const int64_t dw = big || unit ? 1 : draw(1, 2);
         const int64_t ph = draw(0, 4), pw = draw(0, 4);
-        const int64_t n = big ? 4 : draw(1, 3), h = big ? 12 : draw(1, 7), w = big ? 70 : draw(1, 7);
+        const int64_t n = big ? 4 : unit ? draw(2, 6) : draw(1, 3), h = big ? 12 : draw(1, 7);
+        const int64_t w = big ? 70 : unit ? draw(1, 12) : draw(1, 7);
         if (h + 2 * ph < dh * (kh - 1) + 1 || w + 2 * pw < dw * (kw - 1) + 1) {
             continue;
         }

@@ -87,13 +87,19 @@ def test_conv_grad_only_some_inputs(which):
 
 # Small planes (one block of positions an image) with products big enough for the GEMM path: the
 # gradients take a batch of images per product (their positions side by side), each worker its
-# share of the images (7 over 2 threads: 3 and 4).
+# share of the images (7 over 2 threads: 3 and 4); with stride and dilation 1, im2col and col2im go
+# through a zero-padded copy of each plane (rows narrower than 8 position by position, wider ones
+# as runs).
 BATCH_CASES = [
     # nd, n, c_in, c_out, size, k, kwargs
     (2, 6, 16, 8, 4, 3, {"padding": 1}),
     (2, 7, 16, 16, 3, 3, {"padding": 1, "groups": 2}),
     (2, 5, 8, 12, 2, 3, {"padding": 2}),
     (1, 4, 16, 8, 5, 3, {"padding": 1}),
+    (2, 3, 16, 8, 9, 3, {"padding": 1}),                  # 9-wide rows: runs
+    (2, 3, 8, 16, 6, 3, {"padding": (2, 0)}),
+    (2, 1, 16, 8, 4, 3, {"padding": 2}),                  # one image: a batch of one
+    (2, 4, 16, 8, 6, 3, {"stride": 2, "padding": 1}),     # stride 2: batches, the general im2col
 ]
 
 

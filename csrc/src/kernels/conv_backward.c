@@ -153,6 +153,21 @@ static int scratch_ok(int64_t a, int64_t b, int64_t c, int64_t workers, size_t e
    kernels) skip the GEMM: direct loops, per kernel tap, are faster than a product that small. */
 #define DIRECT_MAX 64
 
+/* The largest zero-padded input plane (elements) the gradients' im2col and col2im go through, and
+   the narrowest output row they copy as a run (narrower rows go position by position). */
+#define PLANE_MAX ((int64_t)4096)
+#define PLANE_RUN_MIN 8
+
+/* The row pitch of the zero-padded plane im2col and col2im go through when they may (stride and
+   dilation 1, one block of positions an image, the GEMM path, a small plane), else 0. Its rows are
+   the input rows -ph .. oh + kh - 2 - ph, its columns -pw .. ow + kw - 2 - pw. */
+static int64_t padded_pitch(const bgeom *g) {
+    const int64_t pitch = g->ow + g->kw - 1, rows = g->oh + g->kh - 1;
+    const int ok = g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 && g->blocks == 1 && g->p > 0
+                   && g->m * g->k >= DIRECT_MAX && pitch <= PLANE_MAX && rows <= PLANE_MAX && pitch * rows <= PLANE_MAX;
+    return ok ? pitch : 0;
+}
+
 /* Images per product in the gradients' GEMM path: with one block of positions per image (a
    small plane) and products (not the direct loops), as many images as keep `col` within
    COL_BUDGET, at most a worker's share; else 1. `allowed`: the caller can take several (dx needs
@@ -240,6 +255,73 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         }                                                                                           \
     }                                                                                               \
                                                                                                     \
+    /* Input plane xc (one channel of one image) into pad (rows of `pitch`), zero outside it. */     \
+    static void fill_padded_##name(const bgeom *g, const T *xc, int64_t pitch, CT *pad) {           \
+        const int64_t c_lo = g->pw < pitch ? g->pw : pitch;                                         \
+        const int64_t c_hi = g->pw + g->w < pitch ? g->pw + g->w : pitch;                           \
+        for (int64_t r = 0; r < g->oh + g->kh - 1; r++, pad += pitch) {                             \
+            const int64_t iy = r - g->ph;                                                           \
+            if (iy < 0 || iy >= g->h) {                                                             \
+                for (int64_t c = 0; c < pitch; c++) pad[c] = 0;                                     \
+                continue;                                                                           \
+            }                                                                                       \
+            const T *src = xc + iy * g->xs[2] + (c_lo - g->pw) * g->xs[3];                          \
+            for (int64_t c = 0; c < c_lo; c++) pad[c] = 0;                                          \
+            for (int64_t c = c_lo; c < c_hi; c++, src += g->xs[3]) pad[c] = (CT)LD(src);            \
+            for (int64_t c = c_hi > c_lo ? c_hi : c_lo; c < pitch; c++) pad[c] = 0;                 \
+        }                                                                                           \
+    }                                                                                               \
+                                                                                                    \
+    /* im2col of all P positions (padded_pitch(g) = pitch > 0): each input channel is copied into   \
+       the zero-padded plane `pad` once, and tap (ky, kx) of position t reads pad[offsets[t] +      \
+       ky * pitch + kx] with no bounds to test (offsets[t] = oy * pitch + ox). */                   \
+    static void padded_im2col_##name(const bgeom *g, const T *x, CT *col, int64_t ld, int64_t pitch, CT *pad, \
+                                     const int32_t *offsets) {                                      \
+        for (int64_t ci = 0, r = 0; ci < g->cin_g; ci++) {                                          \
+            fill_padded_##name(g, x + ci * g->xs[1], pitch, pad);                                   \
+            for (int64_t ky = 0; ky < g->kh; ky++) {                                                \
+                for (int64_t kx = 0; kx < g->kw; kx++, r++) {                                       \
+                    const CT *base = pad + ky * pitch + kx;                                         \
+                    CT *dst = col + r * ld;                                                         \
+                    if (g->ow >= PLANE_RUN_MIN) {                                                   \
+                        for (int64_t oy = 0; oy < g->oh; oy++, dst += g->ow)                        \
+                            for (int64_t ox = 0; ox < g->ow; ox++) dst[ox] = base[oy * pitch + ox]; \
+                    } else {                                                                        \
+                        for (int64_t t = 0; t < g->p; t++) dst[t] = base[offsets[t]];               \
+                    }                                                                               \
+                }                                                                                   \
+            }                                                                                       \
+        }                                                                                           \
+    }                                                                                               \
+                                                                                                    \
+    /* The reverse: each input channel's taps are added into the zero-padded plane `pad` (in the    \
+       order col2im adds them into img, so the sums are the same bits), whose part inside the image \
+       is then added into img (the group's cin_g contiguous h x w planes). */                       \
+    static void padded_col2im_##name(const bgeom *g, const CT *col, int64_t ld, CT *img, int64_t pitch, CT *pad, \
+                                     const int32_t *offsets) {                                      \
+        const int64_t rows = g->oh + g->kh - 1;                                                     \
+        for (int64_t ci = 0, r = 0; ci < g->cin_g; ci++) {                                          \
+            for (int64_t e = 0; e < rows * pitch; e++) pad[e] = 0;                                  \
+            for (int64_t ky = 0; ky < g->kh; ky++) {                                                \
+                for (int64_t kx = 0; kx < g->kw; kx++, r++) {                                       \
+                    CT *base = pad + ky * pitch + kx;                                               \
+                    const CT *src = col + r * ld;                                                   \
+                    if (g->ow >= PLANE_RUN_MIN) {                                                   \
+                        for (int64_t oy = 0; oy < g->oh; oy++, src += g->ow)                        \
+                            for (int64_t ox = 0; ox < g->ow; ox++) base[oy * pitch + ox] += src[ox]; \
+                    } else {                                                                        \
+                        for (int64_t t = 0; t < g->p; t++) base[offsets[t]] += src[t];              \
+                    }                                                                               \
+                }                                                                                   \
+            }                                                                                       \
+            CT *dst = img + ci * g->h * g->w;                                                       \
+            for (int64_t iy = 0; iy < g->h && iy + g->ph < rows; iy++) {                            \
+                const CT *row = pad + (iy + g->ph) * pitch + g->pw;                                 \
+                for (int64_t ix = 0; ix < g->w && ix + g->pw < pitch; ix++) dst[iy * g->w + ix] += row[ix]; \
+            }                                                                                       \
+        }                                                                                           \
+    }                                                                                               \
+                                                                                                    \
     /* Direct dx of one image and group (no GEMM): img += the group's weights wq (m x K) applied    \
        tap by tap to its grad_out rows gq (m x P). */                                               \
     static void direct_input_##name(const bgeom *g, const CT *wq, const CT *gq, CT *img) {          \
@@ -308,9 +390,30 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         tt_status *status;   /* per worker */                                                       \
         int64_t workers, per_worker;                                                                \
         int64_t batch;       /* images per product (batch_size) */                                  \
+        int64_t pitch, padded_elems; /* padded_pitch, and the plane plus offsets at scratch's end */ \
         /* what a worker runs on its share of the images: input_images or weight_images */         \
         tt_status (*images)(const struct convb_job_##name *, int64_t, int64_t, CT *);               \
     } convb_job_##name;                                                                             \
+                                                                                                    \
+    /* A worker's padded plane and position offsets, at the end of its scratch (NULL when the       \
+       gradients do not go through the plane). */                                                   \
+    static CT *padded_scratch_##name(const struct convb_job_##name *j, CT *scratch, int32_t **offsets) { \
+        if (j->pitch == 0) {                                                                        \
+            *offsets = NULL;                                                                        \
+            return NULL;                                                                            \
+        }                                                                                           \
+        CT *pad = scratch + j->per_worker - j->padded_elems;                                        \
+        int32_t *off = (int32_t *)(void *)(pad + (j->g->oh + j->g->kh - 1) * j->pitch);            \
+        for (int64_t t = 0, oy = 0, ox = 0; t < j->g->p; t++) {                                     \
+            off[t] = (int32_t)(oy * j->pitch + ox);                                                 \
+            if (++ox == j->g->ow) {                                                                 \
+                ox = 0;                                                                             \
+                oy++;                                                                               \
+            }                                                                                       \
+        }                                                                                           \
+        *offsets = off;                                                                             \
+        return pad;                                                                                 \
+    }                                                                                               \
                                                                                                     \
     /* dx for images [b0, b1): scratch = gbuf (c_out x batch * P), col (K x batch * pb), then an    \
        image accumulator (c_in x h x w) when T is not the compute type (else the accumulation is in \
@@ -322,6 +425,8 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         const int64_t plane = g->h * g->w, image = g->c_in * plane;                                 \
         const int direct = sizeof(T) == sizeof(CT);                                                 \
         CT *gbuf = scratch, *col = gbuf + g->c_out * j->batch * g->p, *acc = col + g->k * j->batch * g->pb; \
+        int32_t *offsets;                                                                           \
+        CT *pad = padded_scratch_##name(j, scratch, &offsets);                                      \
         for (int64_t bb = b0; bb < b1; bb += j->batch) {                                            \
             const int64_t nb = b1 - bb < j->batch ? b1 - bb : j->batch, ld = nb * g->p;             \
             for (int64_t i = 0; i < nb; i++) {                                                      \
@@ -338,7 +443,12 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
                         return s;                                                                   \
                     }                                                                               \
                     for (int64_t i = 0; i < nb; i++) {                                              \
-                        col2im_##name(g, col + i * g->p, 0, g->p, imgs + i * image + grp * g->cin_g * plane, ld); \
+                        CT *img = imgs + i * image + grp * g->cin_g * plane;                        \
+                        if (pad != NULL) {                                                          \
+                            padded_col2im_##name(g, col + i * g->p, ld, img, j->pitch, pad, offsets); \
+                        } else {                                                                    \
+                            col2im_##name(g, col + i * g->p, 0, g->p, img, ld);                     \
+                        }                                                                           \
                     }                                                                               \
                 }                                                                                   \
                 continue;                                                                           \
@@ -360,7 +470,11 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
                     if (s != TT_OK) {                                                               \
                         return s;                                                                   \
                     }                                                                               \
-                    col2im_##name(g, col, p0, pn, img + grp * g->cin_g * plane, pn);                \
+                    if (pad != NULL) { /* one block: p0 = 0, pn = P */                             \
+                        padded_col2im_##name(g, col, pn, img + grp * g->cin_g * plane, j->pitch, pad, offsets); \
+                    } else {                                                                        \
+                        col2im_##name(g, col, p0, pn, img + grp * g->cin_g * plane, pn);            \
+                    }                                                                               \
                 }                                                                                   \
             }                                                                                       \
             if (!direct) {                                                                          \
@@ -379,6 +493,8 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
     static tt_status weight_images_##name(const convb_job_##name *j, int64_t b0, int64_t b1, CT *scratch) { \
         const bgeom *g = j->g;                                                                      \
         CT *acc = scratch, *gbuf = acc + g->c_out * g->k, *col = gbuf + g->c_out * j->batch * g->p; \
+        int32_t *offsets;                                                                           \
+        CT *pad = padded_scratch_##name(j, scratch, &offsets);                                      \
         for (int64_t bb = b0; bb < b1; bb += j->batch) {                                            \
             const int64_t nb = b1 - bb < j->batch ? b1 - bb : j->batch, ld = nb * g->p;             \
             for (int64_t i = 0; i < nb; i++) {                                                      \
@@ -394,7 +510,11 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
                     const int64_t p0 = blk * g->pb, pn = g->p - p0 < g->pb ? g->p - p0 : g->pb;     \
                     for (int64_t i = 0; i < nb; i++) {                                              \
                         const T *xg = j->x + (bb + i) * g->xs[0] + grp * g->cin_g * g->xs[1];       \
-                        im2col_##name(g, xg, p0, pn, col + i * pn, nb * pn);                        \
+                        if (pad != NULL) { /* one block: p0 = 0, pn = P */                         \
+                            padded_im2col_##name(g, xg, col + i * pn, nb * pn, j->pitch, pad, offsets); \
+                        } else {                                                                    \
+                            im2col_##name(g, xg, p0, pn, col + i * pn, nb * pn);                    \
+                        }                                                                           \
                     }                                                                               \
                     tt_status s = tt_gemm(GEMM, g->m, g->k, nb * pn, (uintptr_t)(gbuf + grp * g->m * ld + p0), ld, \
                                           1, (uintptr_t)col, 1, nb * pn, (uintptr_t)(acc + grp * g->m * g->k), \
@@ -439,10 +559,13 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         const int64_t workers = worker_count(g);                                                    \
         const int64_t image = g->c_in * g->h * g->w;                                                \
         const int64_t batch = batch_size(g, workers, sizeof(T) == sizeof(CT));                      \
+        const int64_t pitch = padded_pitch(g);                                                      \
+        /* the plane, then P int32 offsets (P <= the plane's size; an element is >= 4 bytes) */     \
+        const int64_t padded_elems = pitch > 0 ? 2 * pitch * (g->oh + g->kh - 1) : 0;               \
         int64_t per_worker, col_elems, gy_elems;                                                    \
         if (!mul_ok(g->k, g->pb, &col_elems) || !mul_ok(col_elems, batch, &col_elems)               \
             || !mul_ok(g->c_out * g->p, batch, &gy_elems)                                           \
-            || !scratch_ok(gy_elems, col_elems, sizeof(T) == sizeof(CT) ? 0 : image, workers,       \
+            || !scratch_ok(gy_elems, col_elems, (sizeof(T) == sizeof(CT) ? 0 : image) + padded_elems, workers, \
                            sizeof(CT), &per_worker)) {                                              \
             return TT_ERR_OVERFLOW;                                                                 \
         }                                                                                           \
@@ -467,7 +590,8 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         }                                                                                           \
         convb_job_##name job = {.g = g, .gy = gy, .wpack = wpack, .out = out, .scratch = scratch,   \
                                 .status = status, .workers = workers, .per_worker = per_worker,     \
-                                .batch = batch, .images = input_images_##name};                     \
+                                .batch = batch, .pitch = pitch, .padded_elems = padded_elems,       \
+                                .images = input_images_##name};                                     \
         const tt_status result = run_workers_##name(&job);                                          \
         free(wpack);                                                                                \
         free(scratch);                                                                              \
@@ -479,10 +603,12 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         const int64_t workers = worker_count(g);                                                    \
         const int64_t wsize = g->c_out * g->k;                                                      \
         const int64_t batch = batch_size(g, workers, 1);                                            \
+        const int64_t pitch = padded_pitch(g);                                                      \
+        const int64_t padded_elems = pitch > 0 ? 2 * pitch * (g->oh + g->kh - 1) : 0;               \
         int64_t per_worker, col_elems, gy_elems;                                                    \
         if (!mul_ok(g->k, g->pb, &col_elems) || !mul_ok(col_elems, batch, &col_elems)               \
             || !mul_ok(g->c_out * g->p, batch, &gy_elems)                                           \
-            || !scratch_ok(wsize, gy_elems, col_elems, workers, sizeof(CT), &per_worker)) {         \
+            || !scratch_ok(wsize, gy_elems, col_elems + padded_elems, workers, sizeof(CT), &per_worker)) { \
             return TT_ERR_OVERFLOW;                                                                 \
         }                                                                                           \
         CT *scratch = malloc((size_t)(per_worker * workers + 1) * sizeof(CT));                      \
@@ -497,6 +623,7 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         }                                                                                           \
         convb_job_##name job = {.g = g, .x = x, .gy = gy, .scratch = scratch, .status = status,    \
                                 .workers = workers, .per_worker = per_worker, .batch = batch,       \
+                                .pitch = pitch, .padded_elems = padded_elems,                       \
                                 .images = weight_images_##name};                                    \
         const tt_status result = run_workers_##name(&job);                                          \
         if (result == TT_OK) {                                                                      \
