@@ -532,11 +532,24 @@ print("ok")
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
+def collecting_at_every_allocation(callback, fn):
+    """fn() with a collection at (nearly) every allocation of a tracked object, each running
+    callback(phase, info) first, as gc callbacks are run."""
+    import gc
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(callback)
+    gc.set_threshold(1)
+    try:
+        return fn()
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(callback)
+
+
 def test_c_method_holds_what_it_reads_while_other_code_runs() -> None:
     # a collection inside the result's allocation runs gc callbacks, which here clear the operand's
     # fields: the method must have taken its own references (before, this crashed)
-    import gc
-
     a = tt.ones(3)
     cleared = []
 
@@ -545,14 +558,7 @@ def test_c_method_holds_what_it_reads_while_other_code_runs() -> None:
             cleared.append(True)
             del a._strides
 
-    threshold = gc.get_threshold()
-    gc.callbacks.append(clear_fields)
-    gc.set_threshold(1)
-    try:
-        result = a + a
-    finally:
-        gc.set_threshold(*threshold)
-        gc.callbacks.remove(clear_fields)
+    result = collecting_at_every_allocation(clear_fields, lambda: a + a)
     assert cleared and result.tolist() == [2.0, 2.0, 2.0] and result.stride() == (1,)
 
 
@@ -560,8 +566,6 @@ def test_c_broadcast_holds_its_operands_while_a_collection_runs() -> None:
     # the result's shape tuple (22 items: never from a free list) is made while the operands are
     # read; a collection there runs a gc callback that gives `a` new memory, and the old block,
     # if the method had not held it, would be reused by the next tensor of its size (7.0)
-    import gc
-
     n = 1 << 14
     a = tt.ones(*(1,) * 20, 1, n)
     b = tt.ones(3, 1)
@@ -572,14 +576,7 @@ def test_c_broadcast_holds_its_operands_while_a_collection_runs() -> None:
             a.data = tt.full(a.shape, 5.0)
             replaced.append(tt.full(a.shape, 7.0))
 
-    threshold = gc.get_threshold()
-    gc.callbacks.append(replace_operand)
-    gc.set_threshold(1)
-    try:
-        result = a + b
-    finally:
-        gc.set_threshold(*threshold)
-        gc.callbacks.remove(replace_operand)
+    result = collecting_at_every_allocation(replace_operand, lambda: a + b)
     assert replaced and result.shape == (1,) * 20 + (3, n)
     assert set(result.flatten().tolist()) in ({2.0}, {6.0})
 

@@ -172,26 +172,6 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
         }                                                                                         \
     }                                                                                             \
                                                                                                   \
-    /* Input plane ci of one image and group (x points at the group's first channel) into        \
-       plane[0 .. (oh + kh - 1) * pitch): plane[r * pitch + c] = x[r - ph][c - pw], zero outside  \
-       the image (stride and dilation 1; pitch = ow + kw - 1). */                                 \
-    ATTR static void fill_plane_##name##_##SUF(const conv_geom *g, const T *x, int64_t ci, int64_t pitch, T *plane) { \
-        const T *xc = x + ci * g->xs[1];                                                          \
-        const int64_t c_lo = g->pw < pitch ? g->pw : pitch;                                       \
-        const int64_t c_hi = g->pw + g->w < pitch ? g->pw + g->w : pitch;                         \
-        for (int64_t r = 0; r < g->oh + g->kh - 1; r++, plane += pitch) {                         \
-            const int64_t iy = r - g->ph;                                                         \
-            if (iy < 0 || iy >= g->h) {                                                           \
-                for (int64_t c = 0; c < pitch; c++) plane[c] = 0;                                 \
-                continue;                                                                         \
-            }                                                                                     \
-            const T *src = xc + iy * g->xs[2] + (c_lo - g->pw) * g->xs[3];                        \
-            for (int64_t c = 0; c < c_lo; c++) plane[c] = 0;                                      \
-            for (int64_t c = c_lo; c < c_hi; c++, src += g->xs[3]) plane[c] = *src;               \
-            for (int64_t c = c_hi > c_lo ? c_hi : c_lo; c < pitch; c++) plane[c] = 0;             \
-        }                                                                                         \
-    }                                                                                             \
-                                                                                                  \
     ATTR static void conv_units_##name##_##SUF(const conv_job_##name *j, int64_t u0, int64_t u1, CT *scratch) { \
         const conv_geom *g = j->g;                                                                \
         const int64_t M = g->m, P = j->P, K = j->K; /* K includes the bias row */                \
@@ -245,7 +225,7 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
                            plane[(oy + ky) * pitch + kx ...], no bounds to test */                \
                         const int64_t pitch = j->plane_pitch;                                     \
                         if (rr == 0 || (tap.kx == 0 && tap.ky == 0)) {                            \
-                            fill_plane_##name##_##SUF(g, xg, tap.ci, pitch, plane);               \
+                            fill_plane_##name(g, xg + tap.ci * g->xs[1], pitch, plane);           \
                         }                                                                         \
                         const T *base = plane + tap.ky * pitch + tap.kx;                          \
                         if (g->ow >= PLANE_RUN_MIN) {                                             \
@@ -292,6 +272,10 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
     }
 
 CONV_DTYPES(DEFINE_CONV_JOB)
+/* fill_plane_<dtype>: the zero-padded input planes im2col reads at stride and dilation 1 (taken
+   only where the storage type is the compute type, so the plane holds T) */
+#define DEFINE_CONV_FILL_PLANE(name, T, CT, LD, ST, CODE) DEFINE_FILL_PADDED(fill_plane_##name, conv_geom, T, T, LD_plain)
+CONV_DTYPES(DEFINE_CONV_FILL_PLANE)
 #define CONV_CORE_GENERIC(name, T, CT, LD, ST, CODE) DEFINE_CONV_CORE(name, T, CT, LD, ST, generic, )
 CONV_DTYPES(CONV_CORE_GENERIC)
 #if TT_HAVE_X86

@@ -255,22 +255,7 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         }                                                                                           \
     }                                                                                               \
                                                                                                     \
-    /* Input plane xc (one channel of one image) into pad (rows of `pitch`), zero outside it. */     \
-    static void fill_padded_##name(const bgeom *g, const T *xc, int64_t pitch, CT *pad) {           \
-        const int64_t c_lo = g->pw < pitch ? g->pw : pitch;                                         \
-        const int64_t c_hi = g->pw + g->w < pitch ? g->pw + g->w : pitch;                           \
-        for (int64_t r = 0; r < g->oh + g->kh - 1; r++, pad += pitch) {                             \
-            const int64_t iy = r - g->ph;                                                           \
-            if (iy < 0 || iy >= g->h) {                                                             \
-                for (int64_t c = 0; c < pitch; c++) pad[c] = 0;                                     \
-                continue;                                                                           \
-            }                                                                                       \
-            const T *src = xc + iy * g->xs[2] + (c_lo - g->pw) * g->xs[3];                          \
-            for (int64_t c = 0; c < c_lo; c++) pad[c] = 0;                                          \
-            for (int64_t c = c_lo; c < c_hi; c++, src += g->xs[3]) pad[c] = (CT)LD(src);            \
-            for (int64_t c = c_hi > c_lo ? c_hi : c_lo; c < pitch; c++) pad[c] = 0;                 \
-        }                                                                                           \
-    }                                                                                               \
+    DEFINE_FILL_PADDED(fill_padded_##name, bgeom, T, CT, LD)                                        \
                                                                                                     \
     /* im2col of all P positions (padded_pitch(g) = pitch > 0): each input channel is copied into   \
        the zero-padded plane `pad` once, and tap (ky, kx) of position t reads pad[offsets[t] +      \
@@ -381,6 +366,15 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         }                                                                                           \
     }                                                                                               \
                                                                                                     \
+    /* The grad_out of images bb .. bb + nb - 1 side by side in gbuf (c_out x nb * P); returns the  \
+       row stride, nb * P. */                                                                       \
+    static int64_t pack_gy_batch_##name(const bgeom *g, const T *gy, int64_t bb, int64_t nb, CT *gbuf) { \
+        for (int64_t i = 0; i < nb; i++) {                                                          \
+            pack_gy_##name(g, gy, bb + i, gbuf + i * g->p, nb * g->p);                              \
+        }                                                                                           \
+        return nb * g->p;                                                                           \
+    }                                                                                               \
+                                                                                                    \
     typedef struct convb_job_##name {                                                               \
         const bgeom *g;                                                                             \
         const T *x, *gy;                                                                            \
@@ -428,10 +422,8 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         int32_t *offsets;                                                                           \
         CT *pad = padded_scratch_##name(j, scratch, &offsets);                                      \
         for (int64_t bb = b0; bb < b1; bb += j->batch) {                                            \
-            const int64_t nb = b1 - bb < j->batch ? b1 - bb : j->batch, ld = nb * g->p;             \
-            for (int64_t i = 0; i < nb; i++) {                                                      \
-                pack_gy_##name(g, j->gy, bb + i, gbuf + i * g->p, ld);                              \
-            }                                                                                       \
+            const int64_t nb = b1 - bb < j->batch ? b1 - bb : j->batch;                             \
+            const int64_t ld = pack_gy_batch_##name(g, j->gy, bb, nb, gbuf);                        \
             if (j->batch > 1) { /* T is CT: the images accumulate in `out` */                       \
                 CT *imgs = (CT *)(void *)(j->out + bb * image);                                     \
                 memset(imgs, 0, (size_t)(nb * image) * sizeof(CT));                                 \
@@ -496,10 +488,8 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         int32_t *offsets;                                                                           \
         CT *pad = padded_scratch_##name(j, scratch, &offsets);                                      \
         for (int64_t bb = b0; bb < b1; bb += j->batch) {                                            \
-            const int64_t nb = b1 - bb < j->batch ? b1 - bb : j->batch, ld = nb * g->p;             \
-            for (int64_t i = 0; i < nb; i++) {                                                      \
-                pack_gy_##name(g, j->gy, bb + i, gbuf + i * g->p, ld);                              \
-            }                                                                                       \
+            const int64_t nb = b1 - bb < j->batch ? b1 - bb : j->batch;                             \
+            const int64_t ld = pack_gy_batch_##name(g, j->gy, bb, nb, gbuf);                        \
             for (int64_t grp = 0; grp < g->groups; grp++) {                                         \
                 if (g->m * g->k < DIRECT_MAX) { /* batch 1 */                                       \
                     const T *xg = j->x + bb * g->xs[0] + grp * g->cin_g * g->xs[1];                 \

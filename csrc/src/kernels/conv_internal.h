@@ -1,5 +1,6 @@
 /*
- * conv_internal.h: what conv_backward.c asks of conv.c. Internal: not read by cffi.
+ * conv_internal.h: what conv_backward.c asks of conv.c, and what both share. Internal: not read
+ * by cffi.
  */
 #ifndef TT_KERNELS_CONV_INTERNAL_H
 #define TT_KERNELS_CONV_INTERNAL_H
@@ -26,5 +27,28 @@ int tt_conv2d_plane_weight_grad_applies(int64_t c_in, int64_t h, int64_t w, int6
 tt_status tt_conv2d_plane_weight_grad(const float *x, const int64_t *x_shape, const int64_t *x_strides,
                                       const float *gy, int64_t c_out, const int64_t *gy_strides, int64_t kh,
                                       int64_t kw, int64_t ph, int64_t pw, float *gw);
+
+/* im2col (conv.c) and the gradients' im2col and col2im (conv_backward.c) at stride and dilation
+   1 on small planes go through a zero-padded copy of each input plane. This defines
+       static void FNAME(const GEOM *g, const T *xc, int64_t pitch, CT *pad)
+   which copies one input channel xc (rows g->xs[2] apart, columns g->xs[3] apart, loaded with
+   LD) into pad[0 .. (g->oh + g->kh - 1) * pitch): pad[r * pitch + c] = xc[r - ph][c - pw], zero
+   outside the (g->h, g->w) plane. GEOM is either file's geometry struct (the same field names). */
+#define DEFINE_FILL_PADDED(FNAME, GEOM, T, CT, LD)                                                   \
+    static void FNAME(const GEOM *g, const T *xc, int64_t pitch, CT *pad) {                           \
+        const int64_t c_lo = g->pw < pitch ? g->pw : pitch;                                           \
+        const int64_t c_hi = g->pw + g->w < pitch ? g->pw + g->w : pitch;                             \
+        for (int64_t r = 0; r < g->oh + g->kh - 1; r++, pad += pitch) {                               \
+            const int64_t iy = r - g->ph;                                                             \
+            if (iy < 0 || iy >= g->h) {                                                               \
+                for (int64_t c = 0; c < pitch; c++) pad[c] = 0;                                       \
+                continue;                                                                             \
+            }                                                                                         \
+            const T *src = xc + iy * g->xs[2] + (c_lo - g->pw) * g->xs[3];                            \
+            for (int64_t c = 0; c < c_lo; c++) pad[c] = 0;                                            \
+            for (int64_t c = c_lo; c < c_hi; c++, src += g->xs[3]) pad[c] = (CT)LD(src);              \
+            for (int64_t c = c_hi > c_lo ? c_hi : c_lo; c < pitch; c++) pad[c] = 0;                   \
+        }                                                                                             \
+    }
 
 #endif /* TT_KERNELS_CONV_INTERNAL_H */
