@@ -686,7 +686,7 @@ def test_conv2d_direct_kernels(case, bias, threads, kernel):
 # position by position, wider ones as runs. Cases that skip the direct kernels: more than 160 taps,
 # float64, or rows narrower than 8.
 PLANE_CASES = [
-    ((4, 16, 4, 4), (32, 16, 3, 3), 1, 1),       # the digits CNN's second convolution: positions
+    ((4, 16, 4, 4), (32, 16, 3, 3), 1, 1),       # the digits CNN's second convolution: 4-wide rows
     ((2, 32, 6, 6), (8, 32, 3, 3), 1, 1),        # 289 rows of K: the second slice starts mid-channel
     ((2, 20, 9, 9), (8, 20, 3, 3), 0, 1),        # 7-wide rows, no padding
     ((2, 24, 12, 12), (8, 24, 3, 3), 2, 1),      # 14-wide rows: runs; padding wider than needed

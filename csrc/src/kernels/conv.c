@@ -100,7 +100,8 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
         const T *x, *bias;                                                                        \
         T *out;                                                                                   \
         const CT *wpack;      /* per group: the weights in MR-tall micro-panels, per KC slice */  \
-        CT *scratch;          /* per slot: col panels, then cbuf (M x pb) when T != CT */   \
+        CT *scratch;          /* per slot: col panels, then cbuf (M x pb) when T != CT, or  \
+                                 the padded plane and its offsets with plane_pitch */       \
         tt_ukr_##CT ukr;                                                                          \
         int64_t K, P, pb, blocks, mrows, msplit, units, slots_n, per_slot;                        \
         int64_t plane_pitch; /* > 0: im2col reads a zero-padded copy of each input plane */      \

@@ -9,7 +9,10 @@
  *   dw:  dW += G @ im2col(x)^T (M x K), summed over the images.
  * Groups with a small M x K (depthwise convolutions: M = 1, K = kh * kw) skip the products, whose
  * fixed cost would dominate: direct loops apply each kernel tap to whole output rows instead.
- * Output positions are taken in blocks so that `col` stays around 1 MiB. The products are
+ * Output positions are taken in blocks so that `col` stays around 1 MiB; on small planes (one block
+ * an image) a product takes a batch of images instead, their positions side by side (batch_size),
+ * and at stride and dilation 1 im2col and col2im go through a zero-padded copy of each input plane
+ * (padded_pitch). The products are
  * tt_gemm (matmul.c) in the compute type: float for float16 and float32, double for float64;
  * grad_out and the weights are first packed into contiguous compute-type matrices.
  *
@@ -169,17 +172,18 @@ static int64_t padded_pitch(const bgeom *g) {
 }
 
 /* Images per product in the gradients' GEMM path: with one block of positions per image (a
-   small plane) and products (not the direct loops), as many images as keep `col` within
-   COL_BUDGET, at most a worker's share; else 1. `allowed`: the caller can take several (dx needs
+   small plane) and products (not the direct loops), as many images as keep `col` and the packed
+   grad_out each within COL_BUDGET, at most a worker's share; else 1. `allowed`: the caller can take several (dx needs
    T to be the compute type, to accumulate the batch's images in grad_input itself). The
    digits CNN's (64, 16, 4, 4) x 32 3 x 3 layer ran 128 products of K x 16 x 32 per call before. */
 static int64_t batch_size(const bgeom *g, int64_t workers, int allowed) {
-    int64_t per_image;
+    int64_t per_image, gy_per_image;
     if (!allowed || g->blocks != 1 || g->m * g->k < DIRECT_MAX || g->p == 0 || g->k == 0
-        || !mul_ok(g->k, g->p, &per_image)) {
+        || !mul_ok(g->k, g->p, &per_image) || !mul_ok(g->c_out, g->p, &gy_per_image)) {
         return 1;
     }
-    int64_t batch = COL_BUDGET / per_image;
+    /* col and the batch's packed grad_out (c_out x batch * P) both within COL_BUDGET */
+    int64_t batch = COL_BUDGET / (per_image > gy_per_image ? per_image : gy_per_image);
     const int64_t share = (g->n + workers - 1) / workers;
     batch = batch < share ? batch : share;
     return batch < 1 ? 1 : batch;
