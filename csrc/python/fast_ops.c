@@ -72,6 +72,7 @@ typedef struct {
  * or a unary method such as exp or __neg__ (entries in `unary`). An absent table has no entries. */
 typedef struct {
     PyObject *fallback;  /* the Python method this one replaces: takes every other case */
+    const char *name;    /* the method's name (owned by the spec) */
     int number_first;    /* reflected (__radd__, ...): the number is the left operand */
     int in_place;        /* __iadd__, add_, ...: self = op(self, other), returns self */
     entry_table tensors; /* a Tensor operand of the same dtype */
@@ -523,7 +524,7 @@ static PyObject *in_place_case(const fast_method *op, PyObject *self, PyObject *
     }
     drop(&out);
     if (status != TT_OK) { /* the tables leave out the ops that can fail, such as integer division */
-        PyErr_Format(PyExc_RuntimeError, "in-place operation: %s", tt_status_string(status));
+        PyErr_Format(PyExc_RuntimeError, "%s: %s", op->name, tt_status_string(status));
         return NULL;
     }
     return Py_NewRef(self);
@@ -723,12 +724,13 @@ static int read_spec(PyObject *spec, fast_state *state) {
             read_table(state, floats, &op->floats) < 0 || read_table(state, unary, &op->unary) < 0) {
             return -1;
         }
-        op->fallback = fallback;
         const char *method_name = PyUnicode_AsUTF8(name); /* both live as long as the spec */
         const char *method_doc = PyUnicode_AsUTF8(doc);    /* (its first line: the signature) */
         if (method_name == NULL || method_doc == NULL) {
             return -1;
         }
+        op->fallback = fallback;
+        op->name = method_name;
         state->operator_defs[k] = (PyMethodDef){method_name, (PyCFunction)(void (*)(void))operator_functions[k],
                                                 METH_FASTCALL | METH_KEYWORDS, method_doc};
     }

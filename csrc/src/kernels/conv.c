@@ -46,10 +46,6 @@
 
 /* Elements of `col` per block, a budget: the block narrows for large K. */
 #define COL_BUDGET ((int64_t)1 << 18)
-/* The largest zero-padded input plane (elements) im2col copies a channel into first. */
-#define PLANE_MAX ((int64_t)4096)
-/* Output rows at least this wide are copied from the plane as runs; narrower, position by position. */
-#define PLANE_RUN_MIN 8
 /* Rows of `col` (the k dimension) per slice: a micro-panel of NR columns stays in L1. */
 #define CONV_KC 256
 /* Below this many multiply-adds a convolution runs its (image, group, block) units on one
@@ -185,13 +181,7 @@ static int reach_ok(int64_t out, int64_t stride, int64_t k, int64_t dilation, in
         /* with plane_pitch: position t of the output plane reads plane[offsets[t] + tap's] */    \
         int32_t *offsets = (int32_t *)(void *)(plane + (g->oh + g->kh - 1) * j->plane_pitch);    \
         if (j->plane_pitch > 0) {                                                                 \
-            for (int64_t t = 0, oy = 0, ox = 0; t < P; t++) {                                     \
-                offsets[t] = (int32_t)(oy * j->plane_pitch + ox);                                 \
-                if (++ox == g->ow) {                                                              \
-                    ox = 0;                                                                       \
-                    oy++;                                                                         \
-                }                                                                                 \
-            }                                                                                     \
+            plane_offsets(offsets, P, g->ow, j->plane_pitch);                                     \
         }                                                                                         \
         for (int64_t u = u0; u < u1; u++) {                                                       \
             const int64_t ms = u % j->msplit, blk = u / j->msplit % j->blocks;                    \
@@ -346,10 +336,10 @@ CONV_DTYPES(CONV_CORE_AVX512)
            the micro-kernel: (64, 16, 4, 4) x 32 filters 3x3. */                                 \
         const int64_t plane_pitch = g->ow + g->kw - 1, plane_rows = g->oh + g->kh - 1;             \
         const int use_plane = sizeof(T) == sizeof(CT) && g->sh == 1 && g->sw == 1 && g->dh == 1   \
-                              && g->dw == 1 && pb == P && g->cin_g > 0 && plane_pitch <= PLANE_MAX  \
-                              && plane_rows <= PLANE_MAX && plane_pitch * plane_rows <= PLANE_MAX;  \
-        /* the plane, then P int32 offsets (P <= the plane's size; an element is >= 4 bytes) */   \
-        const int64_t extra = use_plane ? 2 * plane_pitch * plane_rows : sizeof(T) == sizeof(CT) ? 0 : c_elems; \
+                              && g->dw == 1 && pb == P && g->cin_g > 0                           \
+                              && padded_plane_fits(plane_rows, plane_pitch);                      \
+        const int64_t extra = use_plane ? plane_scratch_elems(plane_rows, plane_pitch)            \
+                                        : sizeof(T) == sizeof(CT) ? 0 : c_elems;                  \
         const int64_t per_slot = (col_elems + extra + 15) / 16 * 16;                              \
         CT *wpack = malloc((size_t)(w_elems + 1) * sizeof(CT));                                   \
         CT *scratch = malloc((size_t)(per_slot * slots_n + 1) * sizeof(CT));                      \

@@ -156,25 +156,21 @@ static int scratch_ok(int64_t a, int64_t b, int64_t c, int64_t workers, size_t e
    kernels) skip the GEMM: direct loops, per kernel tap, are faster than a product that small. */
 #define DIRECT_MAX 64
 
-/* The largest zero-padded input plane (elements) the gradients' im2col and col2im go through, and
-   the narrowest output row they copy as a run (narrower rows go position by position). */
-#define PLANE_MAX ((int64_t)4096)
-#define PLANE_RUN_MIN 8
-
 /* The row pitch of the zero-padded plane im2col and col2im go through when they may (stride and
    dilation 1, one block of positions an image, the GEMM path, a small plane), else 0. Its rows are
    the input rows -ph .. oh + kh - 2 - ph, its columns -pw .. ow + kw - 2 - pw. */
 static int64_t padded_pitch(const bgeom *g) {
     const int64_t pitch = g->ow + g->kw - 1, rows = g->oh + g->kh - 1;
     const int ok = g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 && g->blocks == 1 && g->p > 0
-                   && g->m * g->k >= DIRECT_MAX && pitch <= PLANE_MAX && rows <= PLANE_MAX && pitch * rows <= PLANE_MAX;
+                   && g->m * g->k >= DIRECT_MAX && padded_plane_fits(rows, pitch);
     return ok ? pitch : 0;
 }
 
 /* Images per product in the gradients' GEMM path: with one block of positions per image (a
    small plane) and products (not the direct loops), as many images as keep `col` and the packed
-   grad_out each within COL_BUDGET, at most a worker's share; else 1. `allowed`: the caller can take several (dx needs
-   T to be the compute type, to accumulate the batch's images in grad_input itself). The
+   grad_out each within COL_BUDGET, at most a worker's share; else 1. `allowed`: the caller can
+   take several (dx needs T to be the compute type, to accumulate the batch's images in
+   grad_input itself). The
    digits CNN's (64, 16, 4, 4) x 32 3 x 3 layer ran 128 products of K x 16 x 32 per call before. */
 static int64_t batch_size(const bgeom *g, int64_t workers, int allowed) {
     int64_t per_image, gy_per_image;
@@ -402,13 +398,7 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         }                                                                                           \
         CT *pad = scratch + j->per_worker - j->padded_elems;                                        \
         int32_t *off = (int32_t *)(void *)(pad + (j->g->oh + j->g->kh - 1) * j->pitch);            \
-        for (int64_t t = 0, oy = 0, ox = 0; t < j->g->p; t++) {                                     \
-            off[t] = (int32_t)(oy * j->pitch + ox);                                                 \
-            if (++ox == j->g->ow) {                                                                 \
-                ox = 0;                                                                             \
-                oy++;                                                                               \
-            }                                                                                       \
-        }                                                                                           \
+        plane_offsets(off, j->g->p, j->g->ow, j->pitch);                                            \
         *offsets = off;                                                                             \
         return pad;                                                                                 \
     }                                                                                               \
@@ -554,8 +544,7 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         const int64_t image = g->c_in * g->h * g->w;                                                \
         const int64_t batch = batch_size(g, workers, sizeof(T) == sizeof(CT));                      \
         const int64_t pitch = padded_pitch(g);                                                      \
-        /* the plane, then P int32 offsets (P <= the plane's size; an element is >= 4 bytes) */     \
-        const int64_t padded_elems = pitch > 0 ? 2 * pitch * (g->oh + g->kh - 1) : 0;               \
+        const int64_t padded_elems = pitch > 0 ? plane_scratch_elems(g->oh + g->kh - 1, pitch) : 0; \
         int64_t per_worker, col_elems, gy_elems;                                                    \
         if (!mul_ok(g->k, g->pb, &col_elems) || !mul_ok(col_elems, batch, &col_elems)               \
             || !mul_ok(g->c_out * g->p, batch, &gy_elems)                                           \
@@ -598,7 +587,7 @@ static void column_range(int64_t off, int64_t stride, int64_t w, int64_t ow, int
         const int64_t wsize = g->c_out * g->k;                                                      \
         const int64_t batch = batch_size(g, workers, 1);                                            \
         const int64_t pitch = padded_pitch(g);                                                      \
-        const int64_t padded_elems = pitch > 0 ? 2 * pitch * (g->oh + g->kh - 1) : 0;               \
+        const int64_t padded_elems = pitch > 0 ? plane_scratch_elems(g->oh + g->kh - 1, pitch) : 0; \
         int64_t per_worker, col_elems, gy_elems;                                                    \
         if (!mul_ok(g->k, g->pb, &col_elems) || !mul_ok(col_elems, batch, &col_elems)               \
             || !mul_ok(g->c_out * g->p, batch, &gy_elems)                                           \

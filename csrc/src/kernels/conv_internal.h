@@ -29,7 +29,33 @@ tt_status tt_conv2d_plane_weight_grad(const float *x, const int64_t *x_shape, co
                                       int64_t kw, int64_t ph, int64_t pw, float *gw);
 
 /* im2col (conv.c) and the gradients' im2col and col2im (conv_backward.c) at stride and dilation
-   1 on small planes go through a zero-padded copy of each input plane. This defines
+   1 on small planes go through a zero-padded copy of each input plane: oh + kh - 1 rows of
+   pitch ow + kw - 1. PLANE_MAX bounds its size (elements); output rows at least
+   PLANE_RUN_MIN wide are copied as runs, narrower ones position by position through a table of
+   offsets (plane_offsets). A worker keeps the plane and then the P int32 offsets in
+   plane_scratch_elems elements of its scratch (P <= the plane's size, an element >= 4 bytes). */
+#define PLANE_MAX ((int64_t)4096)
+#define PLANE_RUN_MIN 8
+
+/* Whether a padded plane of `rows` x `pitch` is small enough (each checked before the product). */
+static inline int padded_plane_fits(int64_t rows, int64_t pitch) {
+    return rows <= PLANE_MAX && pitch <= PLANE_MAX && rows * pitch <= PLANE_MAX;
+}
+
+static inline int64_t plane_scratch_elems(int64_t rows, int64_t pitch) { return 2 * rows * pitch; }
+
+/* offsets[t] = oy * pitch + ox for the p positions t = oy * ow + ox of the output plane. */
+static inline void plane_offsets(int32_t *offsets, int64_t p, int64_t ow, int64_t pitch) {
+    for (int64_t t = 0, oy = 0, ox = 0; t < p; t++) {
+        offsets[t] = (int32_t)(oy * pitch + ox);
+        if (++ox == ow) {
+            ox = 0;
+            oy++;
+        }
+    }
+}
+
+/* The plane's filler. This defines
        static void FNAME(const GEOM *g, const T *xc, int64_t pitch, CT *pad)
    which copies one input channel xc (rows g->xs[2] apart, columns g->xs[3] apart, loaded with
    LD) into pad[0 .. (g->oh + g->kh - 1) * pitch): pad[r * pitch + c] = xc[r - ph][c - pw], zero
