@@ -618,8 +618,9 @@ def test_conv_blocking_edges_on_every_micro_kernel(kernel, threads, dtype):
 # generic kernel; all must match torch):
 # * groups 1 with at most 160 taps per window: conv.c's direct kernel (16 output channels in
 #   registers, masked loads at the borders); with the AVX2 GEMM kernel, its AVX2 direct kernel
-#   (4 channels x 24 columns, zero-padded row copies shared by a band of up to 8 output rows; 3-,
-#   2- and 1-vector last segments), while one output row's copies fit its buffer;
+#   (4 channels x 24 columns, zero-padded row copies shared by a band of up to 16 output rows,
+#   fewer when there would be under 4 bands a thread; 3-, 2- and 1-vector last segments), while
+#   one output row's copies fit its buffer;
 # * depthwise (groups == C_in, any channel multiplier): conv.c's depthwise kernel (16-column chunks
 #   of each output row);
 # * groups 1 with an output plane of at most 16 positions whose zero-padded input plane fits 32
@@ -643,6 +644,7 @@ DIRECT_CASES = [
     ((2, 3, 5, 26), (9, 3, 3, 3), 0, 1),         # one full 24-column AVX2 segment, blocks of 4, 4, 1
     ((1, 16, 4, 700), (5, 16, 3, 3), 1, 1),      # 16 x 3 rows of 706 floats: past the AVX2 buffer, im2col
     ((1, 16, 7, 390), (5, 16, 3, 3), 1, 1),      # AVX2: bands of 3 output rows (the buffer's limit), 3 + 3 + 1
+    ((3, 2, 37, 30), (6, 2, 3, 3), 1, 1),        # AVX2: bands of 16 + 16 + 5 rows (1 thread), 13 + 13 + 11 (2)
     # depthwise
     ((2, 4, 9, 37), (4, 1, 3, 3), 1, 4),
     ((1, 3, 6, 70), (6, 1, 5, 5), 2, 3),

@@ -519,11 +519,18 @@ __attribute__((target("avx512f"))) static void direct_rows(int64_t begin, int64_
 static int64_t direct2_pitch(const conv_geom *g) { return (g->ow + 7) / 8 * 8 + g->kw - 1; }
 
 /* Output rows per unit: up to DIRECT2_BAND, fewer when the band's row copies would pass the
-   buffer budget (direct2_applies guarantees one row fits). */
-#define DIRECT2_BAND 8
-static int64_t direct2_band(const conv_geom *g) {
+   buffer budget (direct2_applies guarantees one row fits) or when there would be fewer than
+   DIRECT2_UNITS_PER_THREAD units a thread (the units are claimed as they come, so a thread the
+   OS holds up leaves its share to the others). Longer bands copy the kh - 1 rows two bands share
+   fewer times and write longer runs of each output plane: (32, 3, 64, 64) x 16, 3 x 3, 16 rows
+   instead of 8 took 4-5% less time per call (per-call ratios, both builds in one process). */
+#define DIRECT2_BAND 16
+#define DIRECT2_UNITS_PER_THREAD 4
+static int64_t direct2_band(const conv_geom *g, int64_t threads) {
     const int64_t fit = DIRECT2_MAX_ROW_FLOATS / (g->cin_g * direct2_pitch(g)) - (g->kh - 1);
-    const int64_t band = fit < DIRECT2_BAND ? fit : DIRECT2_BAND;
+    const int64_t shared = g->n * g->oh / (DIRECT2_UNITS_PER_THREAD * threads);
+    int64_t band = fit < DIRECT2_BAND ? fit : DIRECT2_BAND;
+    band = shared < band ? shared : band;
     return band < 1 ? 1 : band;
 }
 
@@ -635,7 +642,11 @@ __attribute__((target("avx2,fma"))) static void direct2_segment(const conv_geom 
    per input channel, those inside the image) are copied once and serve every output row, channel
    block and segment of the band: per output row, copying kh rows a channel cost 16% of a 3 x 3
    convolution of 64-wide rows (a libc call per row and border), a band of 8 rows cuts the copies
-   by 2.4x. */
+   by 2.4x. Within a band the channel blocks are the outer loop: each block then writes its four
+   output planes' rows of the band in order, four sequential streams of memory, where a loop over
+   rows outside wrote a row of every output plane in turn (16 streams for 16 channels).
+   (32, 3, 64, 64) x 16, 3 x 3: 5-7% less time per call (median of per-call ratios, both builds
+   loaded in one process and called in turn). */
 static void direct_rows_avx2(int64_t begin, int64_t end, void *ctx) {
     direct_job *j = ctx;
     const conv_geom *g = j->g;
@@ -657,15 +668,15 @@ static void direct_rows_avx2(int64_t begin, int64_t end, void *ctx) {
                 }
             }
         }
-        for (int64_t y = y0; y < y1; y++) {
-            /* the window rows inside the image: ky in [ky0, ky1); none without an input */
-            const int64_t ky0 = g->ph - y > 0 ? g->ph - y : 0;
-            const int64_t ky1 = j->x == NULL ? ky0 : g->h + g->ph - y < g->kh ? g->h + g->ph - y : g->kh;
-            const float *rows_y = rows + (y - y0) * pitch;
-            for (int64_t cb = 0; cb < j->blocks; cb++) {
-                const float *wb = j->wpad + cb * taps * DIRECT2_CO, *bb = j->bpad + cb * DIRECT2_CO;
-                const int64_t channels =
-                    g->c_out - cb * DIRECT2_CO < DIRECT2_CO ? g->c_out - cb * DIRECT2_CO : DIRECT2_CO;
+        for (int64_t cb = 0; cb < j->blocks; cb++) {
+            const float *wb = j->wpad + cb * taps * DIRECT2_CO, *bb = j->bpad + cb * DIRECT2_CO;
+            const int64_t channels =
+                g->c_out - cb * DIRECT2_CO < DIRECT2_CO ? g->c_out - cb * DIRECT2_CO : DIRECT2_CO;
+            for (int64_t y = y0; y < y1; y++) {
+                /* the window rows inside the image: ky in [ky0, ky1); none without an input */
+                const int64_t ky0 = g->ph - y > 0 ? g->ph - y : 0;
+                const int64_t ky1 = j->x == NULL ? ky0 : g->h + g->ph - y < g->kh ? g->h + g->ph - y : g->kh;
+                const float *rows_y = rows + (y - y0) * pitch;
                 float *ob = j->out + (b * g->c_out + cb * DIRECT2_CO) * P + y * g->ow;
                 for (int64_t x0 = 0; x0 < g->ow; x0 += cols) {
                     const int64_t width = g->ow - x0 < cols ? g->ow - x0 : cols;
@@ -956,7 +967,7 @@ static tt_status conv_direct_float32(const conv_geom *g, const float *x, const f
     if (layout == DIRECT_ROWS_AVX2) {
         job.pitch = direct2_pitch(g);
         job.workers = tt_get_num_threads() < 64 ? tt_get_num_threads() : 64;   /* the slot mask's width */
-        job.band = direct2_band(g);
+        job.band = direct2_band(g, job.workers);
         row_floats = g->cin_g * (job.band + g->kh - 1) * job.pitch;
         atomic_init(&job.slots, 0);
     }
