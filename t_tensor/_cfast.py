@@ -1,4 +1,5 @@
-"""Tensor's operators, unary methods and Storage's finalizer as C methods (``csrc/python/fast_ops.c``).
+"""Tensor's operators, unary methods, ``_empty`` and ``_view`` and Storage's finalizer as C methods
+(``csrc/python/fast_ops.c``).
 
 Every other call into C goes through cffi, which releases and retakes the GIL around each call
 and is reached from a Python frame. For a tiny ``a + b`` that overhead was most of the cost, so
@@ -6,7 +7,9 @@ the plain cases and ``Storage.__del__`` run as CPython methods instead. The plai
 Python methods' fast paths with nothing recording autograd: two contiguous tensors of one dtype
 and shape (``a + b``, ``a < b``), a contiguous tensor and a Python int or float on either side
 (``a * 2.0``, ``1 - a``, ``a > 0``), and a unary method of a contiguous tensor without arguments
-(``x.exp()``, ``-x``). The methods decide nothing of their own: which (op, dtype) pairs may run
+(``x.exp()``, ``-x``). ``Tensor._empty`` (the new result of every other op) and ``Tensor._view``
+(every view) run in C for exactly the Tensor class with no autograd record. The methods decide
+nothing of their own: which (op, dtype) pairs may run
 and what dtype they give are elementwise.py's tables (``_FAST_BINARY``, ``_FAST_SCALAR_INT``,
 ``_FAST_SCALAR_FLOAT``, ``_FAST_UNARY``), handed to C here, and every other call runs the Python
 method each one replaces.
@@ -158,7 +161,10 @@ def install(tensor_type: type, storage_type: type) -> None:
         + tuple(_unary_spec(name, fn) for name, fn in _UNARY.items())
         + tuple(_in_place_spec(name, fn) for name, fn in _IN_PLACE.items())
     )
-    _SPEC = (tensor_type, storage_type, ffi.typeof("tt_storage *"), dtypes.ALL_DTYPES, operators)
+    empty_fallback = inspect.getattr_static(tensor_type, "_empty").__func__   # TensorImpl._empty
+    view_fallback = inspect.getattr_static(tensor_type, "_view")              # views.py's Tensor._view
+    _SPEC = (tensor_type, storage_type, ffi.typeof("tt_storage *"), dtypes.ALL_DTYPES, operators, empty_fallback,
+             view_fallback)
     status = lib.tt_py_install_fast_ops(__name__.encode())
     if status == 1:
         return  # installed for the classes of an earlier import
@@ -167,3 +173,5 @@ def install(tensor_type: type, storage_type: type) -> None:
     for spec in operators:
         setattr(tensor_type, spec[0], _METHODS[spec[0]])
     storage_type.__del__ = _METHODS["Storage.__del__"]
+    tensor_type._empty = _METHODS["_empty"]
+    tensor_type._view = _METHODS["_view"]

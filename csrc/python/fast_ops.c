@@ -39,6 +39,10 @@
  * offsets are read from those descriptors at install time (never hard-coded), and an unset slot
  * (NULL) sends the call to the Python method, which raises as before.
  *
+ * Tensor._empty (the new contiguous result of every other op) and Tensor._view (every view) are
+ * here too, for the same reason: their plain cases (exactly the Tensor class, no autograd record)
+ * build the objects as the Python methods do.
+ *
  * Ownership. The install keeps one reference to the spec tuple for the life of the
  * process; every PyObject* stored in `fast` below is borrowed from it. Methods return new
  * references, as CPython requires.
@@ -97,6 +101,10 @@ typedef struct {
     fast_method operators[MAX_METHODS];
     PyMethodDef operator_defs[MAX_METHODS];
     PyMethodDef storage_del_def;
+    PyObject *empty_fallback; /* TensorImpl._empty's function: takes every other case */
+    PyMethodDef empty_def;
+    PyObject *view_fallback; /* Tensor._view's Python function: takes every other case */
+    PyMethodDef view_def;
 } fast_state;
 
 /* The methods' state, filled once per process; and the scratch state every install call checks
@@ -595,6 +603,107 @@ static PyObject *storage_del(PyObject *self, PyObject *Py_UNUSED(ignored)) {
     Py_RETURN_NONE;
 }
 
+/* Tensor._empty(shape, dtype, fn="empty"), TensorImpl._empty of tensor_impl.py, which every op
+ * that makes a result outside this file calls: a classmethod, so `cls` is the class it was called
+ * on. The plain case: exactly the Tensor class, positional arguments, a shape tuple of at most
+ * TT_MAX_DIMS exact non-negative ints and one of the spec's dtypes. Then the storage comes from
+ * tt_storage_new_default, and the Tensor is built as wrap_new builds it, with the row-major
+ * strides (a size-0 dimension counting as 1 for the dimensions outside it, as
+ * strides.contiguous_strides). Anything else, an overflow, and an allocation that fails run the
+ * Python method, which raises its own errors. In Python the method took about 10,000
+ * instructions, 2.4 times a whole `a + b` of this file. */
+static PyObject *tensor_empty(PyObject *cls, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    if (cls != (PyObject *)fast.tensor_type || kwnames != NULL || nargs < 2 || nargs > 3 ||
+        !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) > TT_MAX_DIMS) {
+        return call_fallback(fast.empty_fallback, cls, args, nargs, kwnames);
+    }
+    PyObject *shape = args[0], *dtype = args[1];
+    const int code = dtype_code(dtype);
+    const int ndim = (int)PyTuple_GET_SIZE(shape);
+    int64_t strides[TT_MAX_DIMS];
+    int64_t nbytes = code < 0 ? -1 : fast.itemsize[code], step = 1;
+    for (int d = ndim - 1; d >= 0 && nbytes >= 0; d--) {
+        PyObject *item = PyTuple_GET_ITEM(shape, d);
+        const long long size = PyLong_CheckExact(item) ? PyLong_AsLongLong(item) : -1;
+        strides[d] = step;
+        if (size < 0 || __builtin_mul_overflow(nbytes, (int64_t)size, &nbytes) ||
+            __builtin_mul_overflow(step, size > 1 ? (int64_t)size : 1, &step)) {
+            PyErr_Clear(); /* not an int, negative, or too large for int64: Python decides */
+            nbytes = -1;
+        }
+    }
+    if (nbytes >= 0) {
+        tt_storage *ptr = tt_storage_new_default((size_t)nbytes);
+        PyObject *stride_tuple = ptr != NULL ? int_tuple(strides, ndim) : NULL;
+        if (stride_tuple == NULL) {
+            PyErr_Clear();
+            if (ptr != NULL) {
+                tt_storage_release(ptr);
+            }
+        } else {
+            PyObject *result = wrap_new(ptr, shape, stride_tuple, dtype); /* takes ptr over */
+            Py_DECREF(stride_tuple);
+            if (result != NULL) {
+                return result;
+            }
+        }
+    }
+    return call_fallback(fast.empty_fallback, cls, args, nargs, kwnames);
+}
+
+/* Tensor._view(shape, strides, offset) of views.py, through which every view is made (indexing,
+ * view, reshape, transpose, .T, ...): a tensor over the same storage with the given metadata and
+ * one more strong reference. The plain case: exactly a Tensor that records no autograd (a tensor
+ * with an autograd record may join the graph: Python decides), over exactly a Storage with its
+ * slots set, three positional arguments. Like the Python method it checks nothing about the
+ * layout (its callers have). The new Storage shares the old one's `_data` and `_ptr` objects, as
+ * Storage.share does. Python took about 4,500 instructions for it (its frame, share()'s frame,
+ * the cffi retain). */
+static PyObject *tensor_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    if (Py_TYPE(self) != fast.tensor_type || kwnames != NULL || nargs != 3 || SLOT(self, fast.t_ag) != Py_None) {
+        return call_fallback(fast.view_fallback, self, args, nargs, kwnames);
+    }
+    PyObject *storage = SLOT(self, fast.t_storage), *dtype = SLOT(self, fast.t_dtype);
+    if (storage == NULL || Py_TYPE(storage) != fast.storage_type || dtype == NULL) {
+        return call_fallback(fast.view_fallback, self, args, nargs, kwnames);
+    }
+    PyObject *pointer = SLOT(storage, fast.s_ptr), *data = SLOT(storage, fast.s_data);
+    tt_storage *ptr = pointer != NULL && data != NULL ? tt_py_cdata_to_pointer(pointer, fast.storage_ctype) : NULL;
+    if (ptr == NULL) {
+        PyErr_Clear();
+        return call_fallback(fast.view_fallback, self, args, nargs, kwnames);
+    }
+    /* Held while the new objects are allocated: a collection there runs arbitrary code, which could
+     * clear self's slots and release the old Storage (and with it the bytes' last reference). */
+    Py_INCREF(storage);
+    Py_INCREF(pointer);
+    Py_INCREF(data);
+    Py_INCREF(dtype);
+    PyObject *other = fast.storage_type->tp_alloc(fast.storage_type, 0);
+    PyObject *result = other != NULL ? fast.tensor_type->tp_alloc(fast.tensor_type, 0) : NULL;
+    if (result == NULL) {
+        Py_XDECREF(other); /* _ptr unset: its finalizer releases nothing */
+        Py_DECREF(pointer);
+        Py_DECREF(data);
+        Py_DECREF(dtype);
+        Py_DECREF(storage);
+        PyErr_Clear();
+        return call_fallback(fast.view_fallback, self, args, nargs, kwnames);
+    }
+    tt_storage_retain(ptr); /* the new Storage's strong reference; `storage` keeps ptr alive until here */
+    SLOT(other, fast.s_data) = data;       /* the references taken above move into the slots */
+    SLOT(other, fast.s_ptr) = pointer;
+    SLOT(result, fast.t_storage) = other;
+    SLOT(result, fast.t_shape) = Py_NewRef(args[0]);
+    SLOT(result, fast.t_strides) = Py_NewRef(args[1]);
+    SLOT(result, fast.t_offset) = Py_NewRef(args[2]);
+    SLOT(result, fast.t_dtype) = dtype;
+    SLOT(result, fast.t_dense) = Py_NewRef(Py_None);
+    SLOT(result, fast.t_ag) = Py_NewRef(Py_None);
+    Py_DECREF(storage);
+    return result;
+}
+
 /* ------------------------------------------------------------------ install */
 
 /* The offset of the object slot `name` of `type` (its member descriptor's), or -1 with an
@@ -672,11 +781,17 @@ static int read_table(const fast_state *state, PyObject *entries, entry_table *t
  * with an exception set. Borrows `spec`; `state->spec` is left for the caller to set. */
 static int read_spec(PyObject *spec, fast_state *state) {
     PyTypeObject *tensor_type, *storage_type;
-    PyObject *ctype, *dtypes, *methods;
-    if (!PyArg_ParseTuple(spec, "O!O!OO!O!", &PyType_Type, &tensor_type, &PyType_Type, &storage_type, &ctype,
-                          &PyTuple_Type, &dtypes, &PyTuple_Type, &methods)) {
+    PyObject *ctype, *dtypes, *methods, *empty_fallback, *view_fallback;
+    if (!PyArg_ParseTuple(spec, "O!O!OO!O!OO", &PyType_Type, &tensor_type, &PyType_Type, &storage_type, &ctype,
+                          &PyTuple_Type, &dtypes, &PyTuple_Type, &methods, &empty_fallback, &view_fallback)) {
         return -1;
     }
+    if (!PyCallable_Check(empty_fallback) || !PyCallable_Check(view_fallback)) {
+        PyErr_SetString(PyExc_TypeError, "the spec's last two items must be the Python _empty and _view functions");
+        return -1;
+    }
+    state->empty_fallback = empty_fallback;
+    state->view_fallback = view_fallback;
     /* The bridge casts it to cffi's ctype descriptor: anything else would be read as one. */
     if (strcmp(Py_TYPE(ctype)->tp_name, "_cffi_backend.CType") != 0) {
         PyErr_SetString(PyExc_TypeError, "the spec's third item must be ffi.typeof(\"tt_storage *\")");
@@ -736,6 +851,13 @@ static int read_spec(PyObject *spec, fast_state *state) {
     }
     state->storage_del_def = (PyMethodDef){"__del__", storage_del, METH_NOARGS,
                                            "Release the one strong reference this Storage owns (in C)."};
+    state->empty_def = (PyMethodDef){"_empty", (PyCFunction)(void (*)(void))tensor_empty,
+                                     METH_FASTCALL | METH_KEYWORDS | METH_CLASS,
+                                     "A new contiguous tensor with uninitialized memory (TensorImpl._empty; "
+                                     "runs in C for the plain cases, csrc/python/fast_ops.c)."};
+    state->view_def = (PyMethodDef){"_view", (PyCFunction)(void (*)(void))tensor_view, METH_FASTCALL | METH_KEYWORDS,
+                                    "A tensor over the same storage with new metadata (Tensor._view; runs in C for "
+                                    "the plain cases, csrc/python/fast_ops.c)."};
     return 0;
 }
 
@@ -755,6 +877,16 @@ static PyObject *make_methods(void) {
         Py_CLEAR(methods);
     }
     Py_XDECREF(del);
+    PyObject *empty = methods != NULL ? PyDescr_NewClassMethod(fast.tensor_type, &fast.empty_def) : NULL;
+    if (empty == NULL || PyDict_SetItemString(methods, "_empty", empty) < 0) {
+        Py_CLEAR(methods);
+    }
+    Py_XDECREF(empty);
+    PyObject *view = methods != NULL ? PyDescr_NewMethod(fast.tensor_type, &fast.view_def) : NULL;
+    if (view == NULL || PyDict_SetItemString(methods, "_view", view) < 0) {
+        Py_CLEAR(methods);
+    }
+    Py_XDECREF(view);
     return methods;
 }
 

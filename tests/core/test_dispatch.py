@@ -481,10 +481,130 @@ def test_c_storage_finalizer_releases_once_and_tolerates_a_failed_constructor() 
     assert tt.live_storages() == before
 
 
+def python_empty(cls, *args):
+    """TensorImpl._empty as Python runs it (the C classmethod's fallback)."""
+    from t_tensor.tensor_impl import TensorImpl
+
+    return TensorImpl.__dict__["_empty"].__func__(cls, *args)
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("shape", [(), (0,), (5,), (3, 4), (2, 0, 3), (0, 7, 0), (1, 1, 6), (2, 3, 1, 2, 1, 2, 1, 2)])
+def test_c_empty_equals_the_python_method(shape, dtype) -> None:
+    assert type(tt.Tensor.__dict__["_empty"]).__name__ == "classmethod_descriptor"
+    got, want = tt.Tensor._empty(shape, dtype), python_empty(tt.Tensor, shape, dtype)
+    for t in (got, want):
+        assert type(t) is tt.Tensor and t._ag is None and t._dense is True and t.storage_offset() == 0
+    assert (got.shape, got.stride(), got.dtype) == (want.shape, want.stride(), want.dtype)
+    assert got.stride() == S.contiguous_strides(shape) and got.is_contiguous()
+    assert got.untyped_storage().nbytes == want.untyped_storage().nbytes == int(np.prod(shape)) * dtype.itemsize
+    assert got.untyped_storage().use_count() == 1 and got.untyped_storage().weak_count() == 1
+    got.fill_(1)   # its memory is its own and writable
+    assert got.numpy().tolist() == np.ones(shape, dtype=dtype.numpy).tolist()
+
+
+def test_c_empty_leaves_everything_else_to_the_python_method() -> None:
+    p = tt.Tensor._empty.__func__ if hasattr(tt.Tensor._empty, "__func__") else None
+    assert p is None   # a C classmethod: no Python function behind it
+    sub = tt.nn.Parameter._empty((2, 3), tt.float32)   # a subclass: the Python method makes one of its own class
+    assert type(sub) is tt.nn.Parameter and sub.shape == (2, 3)
+    assert tt.Tensor._empty((2, 3), tt.float64, "zeros").dtype == tt.float64   # the optional name
+    assert tt.Tensor._empty((2, 3), tt.float64, fn="zeros").shape == (2, 3)    # by keyword
+    assert tt.Tensor._empty((np.int64(2), 3), tt.int8).shape == (2, 3)        # not exact ints
+    assert tt.Tensor._empty((2,) * 9, tt.int8).stride() == S.contiguous_strides((2,) * 9)   # past TT_MAX_DIMS
+    huge = (2**40, 2**40, 2**40, 2**40)   # past int64: the same error as the Python method
+    for args in [(huge, tt.float32), ((-1,), tt.float32), ([2, 3], tt.float32),
+                 ((2, 3), "float32"), ((2.0,), tt.float32), ((2,),)]:
+        assert outcome(lambda a=args: tt.Tensor._empty(*a)) == outcome(lambda a=args: python_empty(tt.Tensor, *a))
+    assert tt.Tensor._empty((2**62, 0, 2**62), tt.float32).stride() == S.contiguous_strides((2**62, 0, 2**62))
+
+
+def test_c_empty_leaks_nothing_and_holds_up_under_collections() -> None:
+    before = tt.live_storages()
+    for _ in range(100):
+        made = [tt.Tensor._empty(shape, tt.float32) for shape in [(3,), (2, 2), (0,), ()]]
+    del made
+    assert tt.live_storages() == before
+    made = collecting_at_every_allocation(lambda phase, info: None,
+                                          lambda: [tt.Tensor._empty((4, 5), tt.int32) for _ in range(50)])
+    assert all(m.shape == (4, 5) and m.stride() == (5, 1) for m in made)
+    del made
+    assert tt.live_storages() == before
+
+
+def python_view(x, *args):
+    """Tensor._view as Python runs it (the C method's fallback)."""
+    return _cfast._SPEC[6](x, *args)
+
+
+def test_c_view_equals_the_python_method() -> None:
+    assert type(tt.Tensor.__dict__["_view"]).__name__ == "method_descriptor"
+    x = tt.tensor(np.arange(24, dtype=np.float64))
+    storage = x.untyped_storage()
+    for shape, strides, offset in [((2, 3, 4), (12, 4, 1), 0), ((4, 3), (1, 4), 2), ((), (), 23), ((0, 5), (5, 1), 7),
+                                   ((3, 2), (0, 5), 1)]:
+        got, want = x._view(shape, strides, offset), python_view(x, shape, strides, offset)
+        for t in (got, want):
+            assert type(t) is tt.Tensor and t._ag is None and t._dense is None and t.dtype == tt.float64
+            assert t._shape is shape and t._strides is strides and t.storage_offset() == offset
+            assert t.untyped_storage().data_ptr() == storage.data_ptr()
+        assert storage.use_count() == 3
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        np.testing.assert_array_equal(got.numpy(), np.lib.stride_tricks.as_strided(
+            np.arange(24.0)[offset:], shape, tuple(8 * s for s in strides)))
+        del got, want, t
+    assert storage.use_count() == 1
+    v = x._view((4, 6), (6, 1), 0)
+    v[1, 2] = -1.0          # the same bytes
+    assert x[8].item() == -1.0 and storage.weak_count() == 1
+
+
+def test_c_view_leaves_autograd_subclasses_and_keywords_to_the_python_method() -> None:
+    w = tt.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    v = w._view((2, 2), (2, 1), 0)
+    assert v.grad_fn is not None and v.requires_grad   # joined the graph (Python's View node)
+    (v * tt.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    assert w.grad.tolist() == [1.0, 2.0, 3.0, 4.0]
+    with tt.no_grad():
+        assert w._view((4,), (1,), 0).grad_fn is None
+    p = tt.nn.Parameter(tt.ones(4))
+    assert type(p._view((2, 2), (2, 1), 0)) is type(python_view(p, (2, 2), (2, 1), 0))
+    x = tt.arange(6)
+    assert x._view(shape=(2, 3), strides=(3, 1), offset=0).tolist() == [[0, 1, 2], [3, 4, 5]]
+    for args in [((2, 3),), ((2, 3), (3, 1), 0, 5)]:
+        assert outcome(lambda a=args: x._view(*a)) == outcome(lambda a=args: python_view(x, *a))
+
+
+def test_c_view_leaks_nothing_and_holds_the_storage_while_a_collection_runs() -> None:
+    before = tt.live_storages()
+    x = tt.ones(4)
+    for _ in range(100):
+        made = [x.T, x[1:], x.view(2, 2), x._view((2,), (2,), 1)]
+    del made
+    assert x.untyped_storage().use_count() == 1
+    del x
+    assert tt.live_storages() == before
+    # a collection inside the view's allocations runs a gc callback that gives `a` new memory: the
+    # old block, had the method not held its Storage, would be released and reused (7.0)
+    n = 1 << 14
+    a = tt.ones(n)
+    replaced = []
+
+    def replace_storage(phase, info):
+        if phase == "start" and not replaced:
+            a.data = tt.full((n,), 5.0)
+            replaced.append(tt.full((n,), 7.0))
+
+    view = collecting_at_every_allocation(replace_storage, lambda: a._view((n // 2, 2), (2, 1), 0))
+    assert replaced and view.shape == (n // 2, 2)
+    assert set(view.flatten().tolist()) in ({1.0}, {5.0})
+
+
 def test_c_methods_refuse_a_bad_spec_and_keep_the_installed_ones(monkeypatch) -> None:
     good = _cfast._SPEC
-    wrong_table = good[:4] + ((("__add__", None, 0, (), None, None, None),),)
-    for bad in [(1, 2), "spec", good[:2] + (42,) + good[3:], wrong_table]:
+    wrong_table = good[:4] + ((("__add__", None, 0, (), None, None, None),),) + good[5:]
+    no_fallbacks = [good[:5], good[:6], good[:5] + (42,) + good[6:], good[:6] + (42,)]   # _empty's, _view's
+    for bad in [(1, 2), "spec", good[:2] + (42,) + good[3:], wrong_table, *no_fallbacks]:
         monkeypatch.setattr(_cfast, "_SPEC", bad)
         assert lib.tt_py_install_fast_ops(b"t_tensor._cfast") == -1
         assert isinstance(_cfast._ERROR, (TypeError, ValueError))
@@ -518,6 +638,8 @@ assert tt2.Tensor is not tt.Tensor
 assert type(tt.Tensor.__add__).__name__ == "method_descriptor" and type(tt2.Tensor.__add__).__name__ == "function"
 b = tt2.ones(2)
 assert (b + b).tolist() == [2.0, 2.0] and (2.0 * b).tolist() == [2.0, 2.0] and (-b).tolist() == [-1.0, -1.0]
+assert type(tt2.Tensor._empty).__name__ == "method" and type(tt2.Tensor._empty((2,), tt2.float32)) is tt2.Tensor
+assert type(tt.Tensor._empty((2,), tt.float32)) is tt.Tensor
 assert (a + a).tolist() == [2.0, 2.0] and (a * 2.0).tolist() == [2.0, 2.0] and a.exp().tolist()[0] > 2.7
 assert type(a + a) is tt.Tensor
 a += 1
