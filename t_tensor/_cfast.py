@@ -161,8 +161,13 @@ def install(tensor_type: type, storage_type: type) -> None:
         + tuple(_unary_spec(name, fn) for name, fn in _UNARY.items())
         + tuple(_in_place_spec(name, fn) for name, fn in _IN_PLACE.items())
     )
-    empty_fallback = inspect.getattr_static(tensor_type, "_empty").__func__   # TensorImpl._empty
-    view_fallback = inspect.getattr_static(tensor_type, "_view")              # views.py's Tensor._view
+    # the Python methods themselves, from the classes that define them: tensor_type holds the C
+    # ones after the first install
+    from t_tensor.tensor_impl import TensorImpl
+    from t_tensor.views import ViewOps
+
+    empty_fallback = TensorImpl.__dict__["_empty"].__func__
+    view_fallback = ViewOps.__dict__["_view"]
     _SPEC = (tensor_type, storage_type, ffi.typeof("tt_storage *"), dtypes.ALL_DTYPES, operators, empty_fallback,
              view_fallback)
     status = lib.tt_py_install_fast_ops(__name__.encode())

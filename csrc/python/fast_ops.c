@@ -680,9 +680,7 @@ static PyObject *tensor_view(PyObject *self, PyObject *const *args, Py_ssize_t n
     Py_INCREF(data);
     Py_INCREF(dtype);
     PyObject *other = fast.storage_type->tp_alloc(fast.storage_type, 0);
-    PyObject *result = other != NULL ? fast.tensor_type->tp_alloc(fast.tensor_type, 0) : NULL;
-    if (result == NULL) {
-        Py_XDECREF(other); /* _ptr unset: its finalizer releases nothing */
+    if (other == NULL) {
         Py_DECREF(pointer);
         Py_DECREF(data);
         Py_DECREF(dtype);
@@ -690,9 +688,19 @@ static PyObject *tensor_view(PyObject *self, PyObject *const *args, Py_ssize_t n
         PyErr_Clear();
         return call_fallback(fast.view_fallback, self, args, nargs, kwnames);
     }
+    /* The Storage is whole before the next tracked allocation (as in wrap_new): a collection there
+     * can reach it (gc.get_objects), and must not find it without its slots. */
     tt_storage_retain(ptr); /* the new Storage's strong reference; `storage` keeps ptr alive until here */
     SLOT(other, fast.s_data) = data;       /* the references taken above move into the slots */
-    SLOT(other, fast.s_ptr) = pointer;
+    SLOT(other, fast.s_ptr) = pointer;     /* from here on `other` owns the new reference */
+    PyObject *result = fast.tensor_type->tp_alloc(fast.tensor_type, 0);
+    if (result == NULL) {
+        Py_DECREF(other); /* its finalizer releases the reference retained above */
+        Py_DECREF(dtype);
+        Py_DECREF(storage);
+        PyErr_Clear();
+        return call_fallback(fast.view_fallback, self, args, nargs, kwnames);
+    }
     SLOT(result, fast.t_storage) = other;
     SLOT(result, fast.t_shape) = Py_NewRef(args[0]);
     SLOT(result, fast.t_strides) = Py_NewRef(args[1]);

@@ -600,6 +600,53 @@ def test_c_view_leaks_nothing_and_holds_the_storage_while_a_collection_runs() ->
     assert set(view.flatten().tolist()) in ({1.0}, {5.0})
 
 
+def test_c_view_shows_no_half_built_storage_to_a_collection() -> None:
+    # (found by review) a collection during the new Tensor's allocation can reach the new Storage
+    # (gc.get_objects): it must already be whole, or an object a gc callback set into its empty
+    # slots would be overwritten and leak, as this sentinel would
+    import gc
+    import sys
+
+    x = tt.arange(4.0)
+    sentinel = object()
+    before = sys.getrefcount(sentinel)
+    seen = []
+
+    def fill_half_built(phase, info):
+        if phase != "start" or seen:
+            return
+        for o in gc.get_objects(0):
+            if type(o) is Storage and not hasattr(o, "_ptr") and not hasattr(o, "_data"):
+                seen.append(True)
+                o._data = sentinel
+
+    class Pad:   # tracked, never from a free list: each instance is one more tracked allocation
+        pass
+
+    def view_after(k):   # k allocations first, so that the collecting one falls on each step in turn
+        pad = [Pad() for _ in range(k)]
+        assert len(pad) == k
+        return x._view((2, 2), (2, 1), 0)
+
+    views = [collecting_at_every_allocation(fill_half_built, lambda k=k: view_after(k)) for k in range(5)]
+    assert all(v.tolist() == [[0.0, 1.0], [2.0, 3.0]] for v in views)
+    del views
+    gc.collect()
+    assert sys.getrefcount(sentinel) == before and not seen
+
+
+def test_c_methods_install_once_and_keep_the_python_methods_as_fallbacks() -> None:
+    # (found by review) a second install for the installed classes changes nothing, and takes the
+    # fallbacks from the classes that define the Python methods, not the C methods now in place
+    from t_tensor.tensor_impl import TensorImpl
+    from t_tensor.views import ViewOps
+
+    _cfast.install(tt.Tensor, Storage)
+    assert type(tt.Tensor.__dict__["_empty"]).__name__ == "classmethod_descriptor"
+    assert _cfast._SPEC[5] is TensorImpl.__dict__["_empty"].__func__ and _cfast._SPEC[6] is ViewOps.__dict__["_view"]
+    assert (tt.ones(2) + tt.ones(2)).tolist() == [2.0, 2.0] and tt.arange(4).view(2, 2).T.tolist() == [[0, 2], [1, 3]]
+
+
 def test_c_methods_refuse_a_bad_spec_and_keep_the_installed_ones(monkeypatch) -> None:
     good = _cfast._SPEC
     wrong_table = good[:4] + ((("__add__", None, 0, (), None, None, None),),) + good[5:]
