@@ -869,32 +869,28 @@ static int read_spec(PyObject *spec, fast_state *state) {
     return 0;
 }
 
+/* methods[name] = descriptor, taking over `descriptor` (a new reference, or NULL with an exception
+ * set); on any failure `*methods` is cleared. Called with `*methods` NULL, it only drops
+ * `descriptor`: the callers make descriptors only while `*methods` is set. */
+static void add_method(PyObject **methods, const char *name, PyObject *descriptor) {
+    if (*methods != NULL && (descriptor == NULL || PyDict_SetItemString(*methods, name, descriptor) < 0)) {
+        Py_CLEAR(*methods);
+    }
+    Py_XDECREF(descriptor);
+}
+
 /* The method descriptors of the installed state, as {name: descriptor} (new reference), or NULL
  * with an exception set. They point into `fast`, which is why `fast` is only ever replaced whole. */
 static PyObject *make_methods(void) {
     PyObject *methods = PyDict_New();
     for (int k = 0; methods != NULL && k < fast.nmethods; k++) {
-        PyObject *method = PyDescr_NewMethod(fast.tensor_type, &fast.operator_defs[k]);
-        if (method == NULL || PyDict_SetItemString(methods, fast.operator_defs[k].ml_name, method) < 0) {
-            Py_CLEAR(methods);
-        }
-        Py_XDECREF(method);
+        const PyMethodDef *def = &fast.operator_defs[k];
+        add_method(&methods, def->ml_name, PyDescr_NewMethod(fast.tensor_type, &fast.operator_defs[k]));
     }
-    PyObject *del = methods != NULL ? PyDescr_NewMethod(fast.storage_type, &fast.storage_del_def) : NULL;
-    if (del == NULL || PyDict_SetItemString(methods, "Storage.__del__", del) < 0) {
-        Py_CLEAR(methods);
-    }
-    Py_XDECREF(del);
-    PyObject *empty = methods != NULL ? PyDescr_NewClassMethod(fast.tensor_type, &fast.empty_def) : NULL;
-    if (empty == NULL || PyDict_SetItemString(methods, "_empty", empty) < 0) {
-        Py_CLEAR(methods);
-    }
-    Py_XDECREF(empty);
-    PyObject *view = methods != NULL ? PyDescr_NewMethod(fast.tensor_type, &fast.view_def) : NULL;
-    if (view == NULL || PyDict_SetItemString(methods, "_view", view) < 0) {
-        Py_CLEAR(methods);
-    }
-    Py_XDECREF(view);
+    add_method(&methods, "Storage.__del__",
+               methods != NULL ? PyDescr_NewMethod(fast.storage_type, &fast.storage_del_def) : NULL);
+    add_method(&methods, "_empty", methods != NULL ? PyDescr_NewClassMethod(fast.tensor_type, &fast.empty_def) : NULL);
+    add_method(&methods, "_view", methods != NULL ? PyDescr_NewMethod(fast.tensor_type, &fast.view_def) : NULL);
     return methods;
 }
 
