@@ -58,6 +58,7 @@ def copy_into(dst: TensorImpl, src: TensorImpl, shape: tuple[int, ...], src_stri
 
 _MAX_DIMS = lib.tt_max_dims()
 _simple_index = S.simple_index
+_INT64 = dtypes.int64
 _prod = math.prod
 
 # item() reads the element through a typed C pointer (cffi gives a Python int or float), by dtype code.
@@ -354,6 +355,10 @@ class Tensor(AutogradOps, ViewOps, ElementwiseOps, ManipulationOps, SortingOps, 
         >>> x[[0, 2], 1:3].tolist()
         [[1, 2], [9, 10]]
         """
+        if type(key) is type(self) and key._dtype is _INT64 and len(key._shape) == 1:   # rows by an index
+            result = indexing.index_rows(self, key)
+            if result is not None:
+                return result
         simple = _simple_index(self._shape, self._strides, self._offset, key)
         if simple is not None:
             return self._view(*simple)

@@ -905,6 +905,79 @@ def test_getitem_with_one_index_tensor_equals_numpy(index) -> None:
         tt.tensor(base)[tt.tensor([0, 3])]
 
 
+def rows_cases():
+    """(x, the same values in NumPy, index values): row-major x of 1 to 3 dims, a view at an
+    offset, rows of no elements, and indices with repeats, negatives, a stride and stride 0."""
+    base = np.arange(60.0).reshape(5, 4, 3)
+    yield tt.tensor(base), base, [4, 0, -1, 2, 2]
+    yield tt.tensor(base)[1:], base[1:], [3, -4, 0]                   # an offset view, still row-major
+    yield tt.tensor(base[0]), base[0], [1, 3, -2]                     # 2-D
+    yield tt.tensor(base[0, 0]), base[0, 0], [2, 0, -3, 1]            # 1-D: rows of one element
+    yield tt.tensor(np.zeros((3, 0))), np.zeros((3, 0)), [2, -3]      # rows of no elements
+    yield tt.tensor(base), base, []                                   # no index
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
+def test_rows_by_an_index_tensor_in_one_c_call_equal_numpy(dtype) -> None:
+    from t_tensor import indexing
+
+    for x, array, values in rows_cases():
+        x, array = x.to(dtype), array.astype(dtype.numpy)
+        index = tt.tensor(np.array(values, dtype=np.int64))
+        strided = tt.tensor(np.repeat(np.array(values, dtype=np.int64), 2))[::2]   # the same values, stride 2
+        assert strided.stride() == (2,) and strided.tolist() == values
+        for i in (index, strided):
+            fast = indexing.index_rows(x, i)
+            assert fast is not None   # the one-call path took it
+            got = x[i]
+            assert got.dtype == dtype and got.shape == array[np.array(values, dtype=np.int64)].shape
+            assert got.is_contiguous() and got.numpy().tobytes() == array[np.array(values, dtype=np.int64)].tobytes()
+            assert fast.numpy().tobytes() == got.numpy().tobytes()
+    row = tt.tensor(np.arange(6, dtype=np.int32).reshape(2, 3)).to(dtype)
+    expanded = tt.tensor(np.array([1], dtype=np.int64)).expand(4)   # stride 0
+    assert row[expanded].numpy().tolist() == np.arange(6).reshape(2, 3).astype(dtype.numpy)[[1, 1, 1, 1]].tolist()
+
+
+def test_rows_by_an_index_tensor_in_parallel_equal_numpy() -> None:
+    rng = np.random.default_rng(3)
+    table, picks = rng.standard_normal((20000, 64)).astype(np.float32), rng.integers(-20000, 20000, 5000)
+    before = tt.get_num_threads()
+    try:
+        for threads in (1, 2):
+            tt.set_num_threads(threads)
+            got = tt.tensor(table)[tt.tensor(picks)]   # 1.3 MB of rows: the thread pool's share
+            np.testing.assert_array_equal(got.numpy(), table[picks])
+    finally:
+        tt.set_num_threads(before)
+
+
+def test_rows_by_an_index_tensor_leave_the_rest_to_the_general_path() -> None:
+    from t_tensor import indexing
+
+    base = np.arange(12.0).reshape(3, 4)
+    x, i = tt.tensor(base), tt.tensor([2, 0])
+    for message, bad in [("index 3 is out of bounds for dimension 0 with size 3", [0, 3]),
+                         ("index -4 is out of bounds for dimension 0 with size 3", [-4, 1])]:
+        assert indexing.index_rows(x, tt.tensor(bad)) is None   # nothing allocated, nothing copied
+        with pytest.raises(IndexError, match=message):
+            x[tt.tensor(bad)]
+    with pytest.raises(IndexError, match="out of bounds"):
+        tt.zeros(0, 2)[tt.tensor([0])]
+    assert indexing.index_rows(x.T, i) is None and x.T[i].tolist() == base.T[[2, 0]].tolist()   # not row-major
+    assert indexing.index_rows(tt.tensor(3.0), i) is None                                      # 0-d
+    assert x[tt.tensor([2, 0], dtype=tt.int32)].tolist() == base[[2, 0]].tolist()               # int32: general path
+    assert x[tt.tensor([[2], [0]])].tolist() == base[[[2], [0]]].tolist()                      # 2-D index: general path
+    w = tt.tensor(base, requires_grad=True)
+    assert indexing.index_rows(w, i) is None
+    w[i].sum().backward()                                                                      # recorded: general path
+    assert w.grad.tolist() == [[1.0] * 4, [0.0] * 4, [1.0] * 4]
+    before = tt.live_storages()
+    for _ in range(50):
+        picked = x[i]
+    del picked
+    assert tt.live_storages() == before
+
+
 # ---------------------------------------------------------------------- creation and interop
 
 
