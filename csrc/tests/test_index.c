@@ -146,6 +146,53 @@ static void test_masked_select(void) {
     tt_set_num_threads(before);
 }
 
+/* x[index] by whole rows on two threads, past the parallel threshold: the picked rows in order
+   (negative indices from the end, a strided index), exactly n * row elements (ASan sees a store
+   past the output), an empty result, and the NULL cases: an index out of range either way, bad
+   arguments. */
+static void test_index_rows(void) {
+    enum { ROWS = 1000, ROW = 37, N = 4001 };
+    static int16_t x[ROWS * ROW];
+    static int64_t index[2 * N];
+    for (int64_t i = 0; i < ROWS * ROW; i++) {
+        x[i] = (int16_t)(i % 30011);
+    }
+    for (int64_t i = 0; i < N; i++) {
+        index[2 * i] = (i * 7919) % (2 * ROWS) - ROWS;   /* [-ROWS, ROWS) */
+        index[2 * i + 1] = ROWS;                          /* skipped by the stride: out of range if read */
+    }
+    const int before = tt_get_num_threads();
+    tt_set_num_threads(2);
+    tt_storage *out = tt_index_rows_new((uintptr_t)x, ROWS, ROW, (uintptr_t)index, N, 2, TT_INT16);
+    CHECK(out != NULL, "index rows: NULL for valid indices");
+    if (out != NULL) {
+        const int16_t *got = (const int16_t *)tt_storage_data_address(out);
+        int bad = 0;
+        for (int64_t i = 0; i < N && !bad; i++) {
+            const int64_t k = index[2 * i] < 0 ? index[2 * i] + ROWS : index[2 * i];
+            bad = memcmp(got + i * ROW, x + k * ROW, ROW * sizeof(int16_t)) != 0;
+            CHECK(!bad, "index rows: row %lld differs", (long long)i);
+        }
+        tt_storage_release(out);
+    }
+    out = tt_index_rows_new((uintptr_t)x, ROWS, ROW, (uintptr_t)index, 0, 1, TT_INT16);
+    CHECK(out != NULL && tt_storage_nbytes(out) == 0, "index rows: no index gives an empty storage");
+    tt_storage_release(out);
+    int64_t wrong[2] = {3, ROWS};
+    CHECK(tt_index_rows_new((uintptr_t)x, ROWS, ROW, (uintptr_t)wrong, 2, 1, TT_INT16) == NULL, "index = rows");
+    wrong[1] = -ROWS - 1;
+    CHECK(tt_index_rows_new((uintptr_t)x, ROWS, ROW, (uintptr_t)wrong, 2, 1, TT_INT16) == NULL, "index < -rows");
+    wrong[1] = INT64_MIN;
+    CHECK(tt_index_rows_new((uintptr_t)x, ROWS, ROW, (uintptr_t)wrong, 2, 1, TT_INT16) == NULL, "INT64_MIN");
+    CHECK(tt_index_rows_new((uintptr_t)x, ROWS, ROW, (uintptr_t)index, 1, 1, TT_NUM_DTYPES) == NULL, "bad dtype");
+    CHECK(tt_index_rows_new((uintptr_t)x, ROWS, ROW, 0, 1, 1, TT_INT16) == NULL, "NULL index");
+    CHECK(tt_index_rows_new(0, ROWS, ROW, (uintptr_t)index, 1, 1, TT_INT16) == NULL, "NULL x");
+    CHECK(tt_index_rows_new((uintptr_t)x, -1, ROW, (uintptr_t)index, 1, 1, TT_INT16) == NULL, "rows < 0");
+    CHECK(tt_index_rows_new((uintptr_t)x, ROWS, INT64_MAX / 2, (uintptr_t)index, 4, 2, TT_INT16) == NULL,
+          "byte count overflows");
+    tt_set_num_threads(before);
+}
+
 /* Eight values all sent to element 1 of a 3-element destination, for every mode and dtype. */
 static void test_scatter_duplicates(void) {
     enum { N = 8 };
@@ -314,6 +361,7 @@ int main(void) {
     test_out_of_range();
     test_long_gather();
     test_masked_select();
+    test_index_rows();
     test_scatter_duplicates();
     test_nonzero();
     test_nonzero_contiguous();
