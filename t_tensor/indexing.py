@@ -341,9 +341,9 @@ _INDEX_ROWS_NEW = lib.tt_index_rows_new
 
 
 def index_rows(x: TensorImpl, index: TensorImpl) -> Any:
-    """``x[index]`` for a 1-D int64 ``index`` and a row-major ``x`` of at least one dim (any offset),
-    neither recording autograd: one C call (``tt_index_rows_new``) checks every index, allocates
-    the result and copies the picked rows. None to take the general path (``getitem``), which
+    """``x[index]`` for a 1-D int64 ``index`` and a row-major ``x`` of at least one dim (any offset)
+    that records no autograd here: one C call (``tt_index_rows_new``) allocates the result and
+    copies the picked rows, checking each index as it reads it. None to take the general path (``getitem``), which
     gives the same elements and reports a bad index. The general path plans a gather over the
     result's shape first: a 3-row pick of a 3x4 tensor took 44,300 instructions that way, 13,700
     this way (docs/performance_dispatch.md).
@@ -352,7 +352,7 @@ def index_rows(x: TensorImpl, index: TensorImpl) -> Any:
     >>> index_rows(tt.arange(6).view(3, 2), tt.tensor([2, -3])).tolist()
     [[4, 5], [0, 1]]
     """
-    if not x._shape or x._ag is not None or index._ag is not None or not (x._dense or x._is_dense()):
+    if not x._shape or (x._ag is not None and wants_grad(x)) or not (x._dense or x._is_dense()):
         return None
     rest = x._shape[1:]
     ptr = _INDEX_ROWS_NEW(

@@ -146,12 +146,12 @@ static void test_masked_select(void) {
     tt_set_num_threads(before);
 }
 
-/* x[index] by whole rows on two threads, past the parallel threshold: the picked rows in order
+/* x[index] by whole rows on two threads, in several chunks: the picked rows in order
    (negative indices from the end, a strided index), exactly n * row elements (ASan sees a store
    past the output), an empty result, and the NULL cases: an index out of range either way, bad
    arguments. */
 static void test_index_rows(void) {
-    enum { ROWS = 1000, ROW = 37, N = 4001 };
+    enum { ROWS = 1000, ROW = 37, N = 16001 };   /* 74-byte rows: 3,543 a chunk, so N makes 4 chunks */
     static int16_t x[ROWS * ROW];
     static int64_t index[2 * N];
     for (int64_t i = 0; i < ROWS * ROW; i++) {

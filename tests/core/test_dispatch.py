@@ -951,6 +951,39 @@ def test_rows_by_an_index_tensor_in_parallel_equal_numpy() -> None:
         tt.set_num_threads(before)
 
 
+def test_rows_by_an_index_tensor_that_another_thread_changes() -> None:
+    # (found by review) the GIL is released during the C call: an index written meanwhile must be
+    # checked where it is used. With a separate checking pass this read outside x and crashed
+    # within a second; now each call gives the rows or the general path's IndexError
+    import threading
+    import time
+
+    x = tt.zeros(1000, 1)
+    index = tt.zeros(1_000_000, dtype=tt.int64)
+    stop = threading.Event()
+
+    def flip():
+        while not stop.is_set():
+            index[500_000] = 2**40
+            index[500_000] = 0
+
+    writer = threading.Thread(target=flip)
+    writer.start()
+    outcomes = set()
+    try:
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end:
+            try:
+                outcomes.add(float(x[index].sum().item()))
+            except IndexError as error:   # the message reads the index again: the value it names may be gone
+                assert str(error).startswith("__getitem__: index ")
+                outcomes.add("IndexError")
+    finally:
+        stop.set()
+        writer.join()
+    assert outcomes <= {0.0, "IndexError"} and outcomes
+
+
 def test_rows_by_an_index_tensor_leave_the_rest_to_the_general_path() -> None:
     from t_tensor import indexing
 
@@ -971,6 +1004,12 @@ def test_rows_by_an_index_tensor_leave_the_rest_to_the_general_path() -> None:
     assert indexing.index_rows(w, i) is None
     w[i].sum().backward()                                                                      # recorded: general path
     assert w.grad.tolist() == [[1.0] * 4, [0.0] * 4, [1.0] * 4]
+    with tt.no_grad():                                                                         # nothing to record
+        inference = indexing.index_rows(w, i)
+        assert inference is not None and not inference.requires_grad and inference.tolist() == base[[2, 0]].tolist()
+    del inference
+    with pytest.raises(MemoryError):   # a result too large fails at once, before 2^40 indices are read
+        tt.zeros(3, 16)[tt.tensor([1]).expand(2**40)]
     before = tt.live_storages()
     for _ in range(50):
         picked = x[i]

@@ -441,26 +441,34 @@ tt_status tt_index_scatter(int ndim, const int64_t *shape,
 
 /* ------------------------------------------------------------------ whole rows by one index */
 
-/* tt_index_rows_new's copies, split into ranges of indices for tt_parallel_for (already checked,
-   already wrapped into [0, rows) as they are read again here). */
+/* tt_index_rows_new's copies, split into ranges of indices for tt_parallel_for. Each index is
+   checked as it is read, once, right before its copy: cffi releases the GIL around the call, so
+   another thread may write the index tensor meanwhile, and an index checked in an earlier pass
+   could be out of range by the time it is used (a review's reproducer read outside x that way).
+   A range that meets a bad index records it in `bad` and stops. */
 typedef struct index_rows_job {
     char *dst;
     const char *x, *index;
     int64_t rows, index_stride;
     size_t row_bytes;
+    atomic_int bad;
 } index_rows_job;
 
 static void index_rows_range(int64_t begin, int64_t end, void *arg) {
-    const index_rows_job *job = arg;
+    index_rows_job *job = arg;
     for (int64_t i = begin; i < end; i++) {
         int64_t k = *(const int64_t *)(job->index + i * job->index_stride * (int64_t)sizeof(int64_t));
-        k = k < 0 ? k + job->rows : k;
+        k = k < 0 ? k + job->rows : k;   /* rows >= 0: no overflow, even for INT64_MIN */
+        if (k < 0 || k >= job->rows) {
+            atomic_store_explicit(&job->bad, 1, memory_order_relaxed);   /* read after the region ends */
+            return;
+        }
         memcpy(job->dst + (size_t)i * job->row_bytes, job->x + (size_t)k * job->row_bytes, job->row_bytes);
     }
 }
 
-/* Copies of at least this many bytes in all run on the thread pool. */
-#define INDEX_ROWS_PARALLEL_BYTES ((int64_t)1 << 18)
+/* Each thread's share of the copies is at least this many bytes. */
+#define INDEX_ROWS_CHUNK_BYTES ((int64_t)1 << 18)
 
 tt_storage *tt_index_rows_new(uintptr_t x, int64_t rows, int64_t row, uintptr_t index, int64_t n,
                               int64_t index_stride, int dtype) {
@@ -468,26 +476,25 @@ tt_storage *tt_index_rows_new(uintptr_t x, int64_t rows, int64_t row, uintptr_t 
         (rows > 0 && row > 0 && x == 0)) {
         return NULL;
     }
-    const int64_t *idx = (const int64_t *)index;
-    for (int64_t i = 0; i < n; i++) {   /* all checked before anything is allocated or copied */
-        const int64_t k = idx[i * index_stride];
-        if (k < -rows || k >= rows) {
-            return NULL;
-        }
-    }
     const size_t itemsize = tt_dtype_itemsize(dtype);
     int64_t row_bytes, nbytes;
     if (__builtin_mul_overflow(row, (int64_t)itemsize, &row_bytes) || __builtin_mul_overflow(row_bytes, n, &nbytes)) {
         return NULL;
     }
+    /* Allocated first: a result too large fails here, before any index is read (a stride-0 index
+       of 2^31 elements took a second to check before). */
     tt_storage *out = tt_storage_new_default((size_t)nbytes);
-    if (out == NULL || nbytes == 0) {
-        return out;
+    if (out == NULL) {
+        return NULL;
     }
     index_rows_job job = {(char *)tt_storage_data_address(out), (const char *)x, (const char *)index, rows,
-                          index_stride, (size_t)row_bytes};
-    const int64_t grain = INDEX_ROWS_PARALLEL_BYTES / row_bytes + 1;
+                          index_stride, (size_t)row_bytes, 0};
+    const int64_t grain = row_bytes > 0 ? INDEX_ROWS_CHUNK_BYTES / row_bytes + 1 : n + 1;   /* empty rows: check only */
     tt_parallel_for(n, grain, index_rows_range, &job);
+    if (atomic_load_explicit(&job.bad, memory_order_relaxed)) {
+        tt_storage_release(out);
+        return NULL;
+    }
     return out;
 }
 

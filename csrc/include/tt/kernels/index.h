@@ -62,11 +62,13 @@ tt_status tt_nonzero(int ndim, const int64_t *shape, uintptr_t x, const int64_t 
                      uintptr_t out, int64_t capacity);
 
 /* x[index] for an x of `rows` contiguous rows of `row` elements of `dtype` each (the dims after
-   the first of a row-major x) and n int64 indices `index_stride` elements apart: a new default
-   storage holding the n picked rows in order, one strong reference owned by the caller. An index
-   may be negative, from the end (-rows is row 0). Every index is checked before anything is
-   allocated or copied. Returns NULL for a bad argument, an index outside [-rows, rows) or when
-   memory runs out (the caller's general path then reports which). Borrows x and index. */
+   the first of a row-major x; x may be 0 when there are no elements) and n int64 indices
+   `index_stride` elements apart: a new default storage holding the n picked rows in order, one
+   strong reference owned by the caller. An index may be negative, from the end (-rows is row 0).
+   Each index is checked as it is read, once, so an index another thread changes during the call
+   gives NULL or a row it named, never a read outside x. Returns NULL for a bad argument, a byte
+   count past int64, an index outside [-rows, rows) (the result, allocated first, is released) or
+   when memory runs out; the caller's general path then reports which. Borrows x and index. */
 tt_storage *tt_index_rows_new(uintptr_t x, int64_t rows, int64_t row, uintptr_t index, int64_t n,
                               int64_t index_stride, int dtype);
 
