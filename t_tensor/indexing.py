@@ -343,10 +343,10 @@ _INDEX_ROWS_NEW = lib.tt_index_rows_new
 def index_rows(x: TensorImpl, index: TensorImpl) -> Any:
     """``x[index]`` for a 1-D int64 ``index`` and a row-major ``x`` of at least one dim (any offset)
     that records no autograd here: one C call (``tt_index_rows_new``) allocates the result and
-    copies the picked rows, checking each index as it reads it. None to take the general path (``getitem``), which
-    gives the same elements and reports a bad index. The general path plans a gather over the
-    result's shape first: a 3-row pick of a 3x4 tensor took 44,300 instructions that way, 13,700
-    this way (docs/performance_dispatch.md).
+    copies the picked rows, checking each index as it reads it. None to take the general path
+    (``getitem``), which gives the same elements and reports a bad index. The general path plans a
+    gather over the result's shape first: a 3-row pick of a 3x4 tensor took 44,300 instructions
+    that way, about 13,800 this way (docs/performance_dispatch.md).
 
     >>> import t_tensor as tt
     >>> index_rows(tt.arange(6).view(3, 2), tt.tensor([2, -3])).tolist()
@@ -356,8 +356,8 @@ def index_rows(x: TensorImpl, index: TensorImpl) -> Any:
         return None
     rest = x._shape[1:]
     ptr = _INDEX_ROWS_NEW(
-        x._storage._data + x._offset * x._dtype.itemsize, x._shape[0], math.prod(rest),
-        index._storage._data + index._offset * 8, index._shape[0], index._strides[0], x._dtype.code,
+        _address(x, x._offset), x._shape[0], math.prod(rest),
+        _address(index, index._offset), index._shape[0], index._strides[0], x._dtype.code,
     )
     if not ptr:
         return None

@@ -342,6 +342,22 @@ static PyObject *int_tuple(const int64_t *values, int n) {
     return tuple;
 }
 
+/* The row-major strides of `sizes` into `strides` (a size-0 dim counting as 1 for the dims outside
+ * it, as strides.contiguous_strides) and the element count into *numel; returns 0, or -1 when a
+ * product passes int64 (the Python method then decides). */
+static int row_major_strides(const int64_t *sizes, int ndim, int64_t *strides, int64_t *numel) {
+    int64_t step = 1, count = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        strides[d] = step;
+        if (__builtin_mul_overflow(step, sizes[d] > 1 ? sizes[d] : 1, &step) ||
+            __builtin_mul_overflow(count, sizes[d], &count)) {
+            return -1;
+        }
+    }
+    *numel = count;
+    return 0;
+}
+
 /* tensor op tensor of one dtype in any shapes that broadcast and any strides (elementwise.py's
  * `_fast_strided`): each operand is read through its strides, 0 along the dimensions it is
  * broadcast over, into a fresh row-major result (tt_binary_strided_new). The result's shape tuple
@@ -356,7 +372,7 @@ static PyObject *broadcast_case(const fast_method *op, const operand *a, const o
     }
     const int ndim = a_ndim > b_ndim ? a_ndim : b_ndim;
     int64_t shape[TT_MAX_DIMS], a_read[TT_MAX_DIMS], b_read[TT_MAX_DIMS], strides[TT_MAX_DIMS];
-    int64_t numel = 1, step = 1;
+    int64_t numel;
     int a_is_shape = a_ndim == ndim, b_is_shape = b_ndim == ndim;
     for (int d = ndim - 1; d >= 0; d--) { /* aligned on the right; a missing dim has size 1 */
         const int i = d - (ndim - a_ndim), j = d - (ndim - b_ndim);
@@ -369,15 +385,11 @@ static PyObject *broadcast_case(const fast_method *op, const operand *a, const o
         b_read[d] = j >= 0 && b_size == shape[d] ? b_steps[j] : 0;
         a_is_shape &= a_size == shape[d];
         b_is_shape &= b_size == shape[d];
-        strides[d] = step; /* row-major, a size-0 dim counting as 1 (contiguous_strides) */
-        if (__builtin_mul_overflow(step, shape[d] > 1 ? shape[d] : 1, &step) ||
-            __builtin_mul_overflow(numel, shape[d], &numel)) {
-            return NULL;
-        }
     }
     const int out_code = op->tensors.out_code[a->code];
     int64_t nbytes;
-    if (__builtin_mul_overflow(numel, fast.itemsize[out_code], &nbytes)) {
+    if (row_major_strides(shape, ndim, strides, &numel) < 0 ||
+        __builtin_mul_overflow(numel, fast.itemsize[out_code], &nbytes)) {
         return NULL; /* the Python method raises */
     }
     PyObject *shape_tuple = a_is_shape ? Py_NewRef(a->shape) : b_is_shape ? Py_NewRef(b->shape) : int_tuple(shape, ndim);
@@ -620,17 +632,19 @@ static PyObject *tensor_empty(PyObject *cls, PyObject *const *args, Py_ssize_t n
     PyObject *shape = args[0], *dtype = args[1];
     const int code = dtype_code(dtype);
     const int ndim = (int)PyTuple_GET_SIZE(shape);
-    int64_t strides[TT_MAX_DIMS];
-    int64_t nbytes = code < 0 ? -1 : fast.itemsize[code], step = 1;
-    for (int d = ndim - 1; d >= 0 && nbytes >= 0; d--) {
+    int64_t sizes[TT_MAX_DIMS], strides[TT_MAX_DIMS], numel, nbytes = -1;
+    int plain = code >= 0;
+    for (int d = 0; d < ndim && plain; d++) {
         PyObject *item = PyTuple_GET_ITEM(shape, d);
-        const long long size = PyLong_CheckExact(item) ? PyLong_AsLongLong(item) : -1;
-        strides[d] = step;
-        if (size < 0 || __builtin_mul_overflow(nbytes, (int64_t)size, &nbytes) ||
-            __builtin_mul_overflow(step, size > 1 ? (int64_t)size : 1, &step)) {
+        sizes[d] = PyLong_CheckExact(item) ? PyLong_AsLongLong(item) : -1;
+        if (sizes[d] < 0) {
             PyErr_Clear(); /* not an int, negative, or too large for int64: Python decides */
-            nbytes = -1;
+            plain = 0;
         }
+    }
+    if (plain && (row_major_strides(sizes, ndim, strides, &numel) < 0 ||
+                  __builtin_mul_overflow(numel, fast.itemsize[code], &nbytes))) {
+        nbytes = -1;
     }
     if (nbytes >= 0) {
         tt_storage *ptr = tt_storage_new_default((size_t)nbytes);
