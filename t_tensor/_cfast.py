@@ -42,11 +42,12 @@ from t_tensor.elementwise import (
     _in_place_entry,
 )
 
-__all__ = ["install", "python_method"]
+__all__ = ["install", "python_function", "python_method"]
 
 _SPEC: tuple | None = None
 _METHODS: dict[str, Any] = {}
 _ERROR: BaseException | None = None
+_FUNCTIONS: dict[str, Any] = {}  # the Python functions the C ones replace, by name
 
 # Which Tensor method runs which op: read off ElementwiseOps, which assigns the Python operators
 # (``__add__ = _OPERATORS["add"]``), so the two cannot disagree. A reflected method (``__radd__``)
@@ -78,6 +79,16 @@ _IN_PLACE = {
 }
 
 
+def python_function(name: str) -> Any:
+    """The Python function of ``t_tensor.reductions`` that the C function ``name``
+    (``"_fast_reduce"``, ``"_fast_softmax"``) replaces, and calls for every case it does not take.
+
+    >>> python_function("_fast_softmax").__module__
+    't_tensor.reductions'
+    """
+    return _FUNCTIONS[name]
+
+
 def python_method(name: str) -> Any:
     """The Python method that the C method ``name`` (``"__add__"``, ``"__rsub__"``, ...) replaces,
     and calls for every case it does not take itself.
@@ -88,10 +99,10 @@ def python_method(name: str) -> Any:
     return _PYTHON_METHODS[name]
 
 
-def _doc(name: str) -> str:
+def _doc(name: str, method: Any = None) -> str:
     """The C method's docstring: the Python method's signature (as ``__text_signature__``, so
     that ``inspect.signature`` reads it) and its docstring, and a line on what runs in C."""
-    method = _PYTHON_METHODS[name]
+    method = _PYTHON_METHODS[name] if method is None else method
     plain = inspect.signature(method)  # without annotations: a text signature cannot hold them
     plain = plain.replace(
         parameters=[p.replace(annotation=p.empty) for p in plain.parameters.values()], return_annotation=plain.empty
@@ -163,13 +174,21 @@ def install(tensor_type: type, storage_type: type) -> None:
     )
     # the Python methods themselves, from the classes that define them: tensor_type holds the C
     # ones after the first install
+    from t_tensor import reductions
+    from t_tensor.linalg import LinalgOps
     from t_tensor.tensor_impl import TensorImpl
     from t_tensor.views import ViewOps
 
     empty_fallback = TensorImpl.__dict__["_empty"].__func__
     view_fallback = ViewOps.__dict__["_view"]
+    matmul_fallback = LinalgOps.__dict__["__matmul__"]
+    # the module functions C replaces: the Python ones, from the module until the first install
+    # and from _FUNCTIONS after it (the module then holds the C ones)
+    python_functions = _FUNCTIONS or {name: getattr(reductions, name) for name in ("_fast_reduce", "_fast_softmax")}
+    helpers = (python_functions["_fast_reduce"], python_functions["_fast_softmax"], matmul_fallback,
+               _doc("__matmul__", matmul_fallback))
     _SPEC = (tensor_type, storage_type, ffi.typeof("tt_storage *"), dtypes.ALL_DTYPES, operators, empty_fallback,
-             view_fallback)
+             view_fallback, helpers)
     status = lib.tt_py_install_fast_ops(__name__.encode())
     if status == 1:
         return  # installed for the classes of an earlier import
@@ -180,3 +199,7 @@ def install(tensor_type: type, storage_type: type) -> None:
     storage_type.__del__ = _METHODS["Storage.__del__"]
     tensor_type._empty = _METHODS["_empty"]
     tensor_type._view = _METHODS["_view"]
+    tensor_type.__matmul__ = _METHODS["__matmul__"]
+    _FUNCTIONS.update(python_functions)
+    for name in python_functions:
+        setattr(reductions, name, _METHODS[name])

@@ -894,6 +894,22 @@ def cumulative_sum(x: Any, /, *, axis: Any = None, dtype: Any = None, include_in
 # ---------------------------------------------------------------------- softmax
 
 
+def _fast_softmax(x: Any, dim: Any, log: bool) -> Any:
+    """softmax (log_softmax when `log`) of a contiguous float `x` that records no grad, over the
+    plain int `dim`, as a fresh tensor; None when the general path must run (which also raises
+    the errors). The same kernel as the general path, so the same bits. In C for exactly the
+    Tensor class (``csrc/python/fast_ops.c``), which calls this for everything else."""
+    if not isinstance(x, TensorImpl) or type(dim) is not int or not x._dtype.is_floating_point or (
+        x._ag is not None and _GRAD.enabled
+    ) or not -len(x._shape) <= dim < len(x._shape) or len(x._shape) > _MAX_DIMS or not (x._dense or x._is_dense()):
+        return None  # a 0-d x has no int dim in range; the general path refuses more than _MAX_DIMS dims
+    fn = "log_softmax" if log else "softmax"
+    result = type(x)._empty(x._shape, x._dtype, fn)
+    check(lib.tt_softmax(int(log), len(x._shape), x._shape, x.data_ptr(), x._strides, x._dtype.code,
+                         dim % len(x._shape), result.data_ptr(), result._strides), fn)
+    return result
+
+
 def _softmax(fn: str, log: bool, input: Any, dim: Any, dtype: Any, out: Any = None) -> Any:
     x = _tensor(input, fn)
     if dim is None:
@@ -929,6 +945,10 @@ def softmax(input: Any, dim: Any = None, dtype: Any = None, *, axis: Any = None,
     >>> tt.softmax(tt.tensor([1000.0, 1000.0]), dim=0).tolist()
     [0.5, 0.5]
     """
+    if dtype is None and axis is None and out is None:
+        result = _fast_softmax(input, dim, False)
+        if result is not None:
+            return result
     return _softmax("softmax", False, input, _alias(dim, axis, "dim", "axis", "softmax", None), dtype, out)
 
 
@@ -939,6 +959,10 @@ def log_softmax(input: Any, dim: Any = None, dtype: Any = None, *, axis: Any = N
     >>> tt.log_softmax(tt.tensor([0.0, 0.0]), dim=0).tolist()
     [-0.6931471824645996, -0.6931471824645996]
     """
+    if dtype is None and axis is None and out is None:
+        result = _fast_softmax(input, dim, True)
+        if result is not None:
+            return result
     return _softmax("log_softmax", True, input, _alias(dim, axis, "dim", "axis", "log_softmax", None), dtype, out)
 
 

@@ -41,7 +41,9 @@
  *
  * Tensor._empty (the new contiguous result of every other op) and Tensor._view (every view) are
  * here too, for the same reason: their plain cases (exactly the Tensor class, no autograd record)
- * build the objects as the Python methods do.
+ * build the objects as the Python methods do. So are the one-call paths of the reductions (sum,
+ * mean, amax, amin), of softmax and log_softmax (reductions._fast_reduce, reductions._fast_softmax)
+ * and Tensor.__matmul__ for two matrices: see "reductions, softmax, matmul" below.
  *
  * Ownership. The install keeps one reference to the spec tuple for the life of the
  * process; every PyObject* stored in `fast` below is borrowed from it. Methods return new
@@ -105,6 +107,11 @@ typedef struct {
     PyMethodDef empty_def;
     PyObject *view_fallback; /* Tensor._view's Python function: takes every other case */
     PyMethodDef view_def;
+    int floating[MAX_DTYPES]; /* the dtype's is_floating_point */
+    /* the Python functions the C helpers replace (reductions._fast_reduce, ...) and the Python
+       __matmul__: each takes every case its C twin does not */
+    PyObject *reduce_fallback, *softmax_fallback, *matmul_fallback;
+    PyMethodDef reduce_def, softmax_def, matmul_def;
 } fast_state;
 
 /* The methods' state, filled once per process; and the scratch state every install call checks
@@ -726,6 +733,207 @@ static PyObject *tensor_view(PyObject *self, PyObject *const *args, Py_ssize_t n
     return result;
 }
 
+/* ------------------------------------------------------------------ reductions, softmax, matmul
+ *
+ * reductions._fast_reduce and reductions._fast_softmax, the one-call paths of sum, mean, amax,
+ * amin, softmax and log_softmax, and the @ operator. Each takes the plain case in C and hands
+ * every other call to the Python function or method it replaces (given in the spec), which
+ * returns None for the general path or computes the result itself. The plain case: exactly a
+ * Tensor that records no autograd, known dense (`_dense is True`), of a floating dtype, and
+ * arguments of exactly the expected types. The kernels are the general path's (tt_reduce,
+ * tt_softmax, tt_matmul through dispatch.c's "allocate and run" functions), so the results are
+ * the same bits. A kernel that fails (it does not for these inputs; out of memory does) sends
+ * the call to the Python function, which raises the precise error. */
+
+/* fallback(*args) with vectorcall arguments: a function replaced by one of the C helpers below. */
+static PyObject *call_function_fallback(PyObject *fallback, PyObject *const *args, Py_ssize_t nargs,
+                                        PyObject *kwnames) {
+    return PyObject_Vectorcall(fallback, args, (size_t)nargs, kwnames);
+}
+
+/* A new Tensor of `dtype` with the row-major layout of the ndim `sizes` over the fresh storage
+ * `ptr` (taken over, also on failure); `shape` is the shape tuple when the caller has one
+ * (borrowed), else NULL. NULL without an exception set when anything fails. */
+static PyObject *wrap_new_sizes(tt_storage *ptr, const int64_t *sizes, int ndim, PyObject *shape, PyObject *dtype) {
+    int64_t strides[TT_MAX_DIMS], numel;
+    PyObject *shape_tuple = NULL, *strides_tuple = NULL;
+    if (ptr != NULL && row_major_strides(sizes, ndim, strides, &numel) == 0) {
+        shape_tuple = shape != NULL ? Py_NewRef(shape) : int_tuple(sizes, ndim);
+        strides_tuple = shape_tuple != NULL ? int_tuple(strides, ndim) : NULL;
+    }
+    if (strides_tuple == NULL) {
+        Py_XDECREF(shape_tuple);
+        PyErr_Clear();
+        if (ptr != NULL) {
+            tt_storage_release(ptr);
+        }
+        return NULL;
+    }
+    PyObject *result = wrap_new(ptr, shape_tuple, strides_tuple, dtype);
+    Py_DECREF(strides_tuple);
+    Py_DECREF(shape_tuple);
+    return result;
+}
+
+/* Whether `x` is a plain floating operand (plain_tensor, floating dtype) with its sizes read into
+ * `sizes`; returns the dimension count, or -1 (no exception set). */
+static int plain_float_tensor(PyObject *tensor, operand *x, int64_t *sizes) {
+    int64_t steps[TT_MAX_DIMS];
+    if (plain_tensor(tensor, x) < 0 || !fast.floating[x->code]) {
+        return -1;
+    }
+    return read_layout(x->shape, x->strides, sizes, steps);
+}
+
+/* _fast_reduce(op, x, dim, keepdim[, needs_elements]) of reductions.py: `op` (a tt_reduce op) over
+ * all of x (dim None) or over the int dim, keepdim None or a bool, needs_elements a bool (max and
+ * min: nothing to reduce is the general path's). The result: a fresh tensor of x's dtype. */
+static PyObject *reduce_case(PyObject *const *args, Py_ssize_t nargs) {
+    PyObject *op = args[0], *dim = args[2], *keepdim = args[3];
+    const int needs_elements = nargs == 5 && args[4] == Py_True;
+    if (!PyLong_CheckExact(op) || (dim != Py_None && !PyLong_CheckExact(dim)) ||
+        (keepdim != Py_None && keepdim != Py_True && keepdim != Py_False) ||
+        (nargs == 5 && args[4] != Py_True && args[4] != Py_False)) {
+        return NULL;
+    }
+    operand x;
+    int64_t sizes[TT_MAX_DIMS], out_sizes[TT_MAX_DIMS];
+    const int ndim = plain_float_tensor(args[1], &x, sizes);
+    int overflow;
+    const long op_code = PyLong_AsLongAndOverflow(op, &overflow);
+    if (ndim < 0 || overflow != 0 || op_code < 0 || op_code > INT32_MAX) {
+        return NULL;
+    }
+    int64_t outer = 1, size = x.numel, inner = 1;
+    int out_ndim = 0;
+    if (dim == Py_None) {
+        out_ndim = keepdim == Py_True ? ndim : 0;
+        for (int i = 0; i < out_ndim; i++) {
+            out_sizes[i] = 1;
+        }
+    } else {
+        const long long value = PyLong_AsLongLongAndOverflow(dim, &overflow);
+        if (overflow != 0 || value < -ndim || value >= ndim) {
+            return NULL; /* also any int dim of a 0-d x */
+        }
+        const int d = (int)(value < 0 ? value + ndim : value);
+        for (int i = 0; i < ndim; i++) {
+            /* x may have no elements and still dims whose product passes int64 */
+            if ((i < d && __builtin_mul_overflow(outer, sizes[i], &outer)) ||
+                (i > d && __builtin_mul_overflow(inner, sizes[i], &inner))) {
+                return NULL;
+            }
+            if (i != d) {
+                out_sizes[out_ndim++] = sizes[i];
+            } else if (keepdim == Py_True) {
+                out_sizes[out_ndim++] = 1;
+            }
+        }
+        size = sizes[d];
+    }
+    if (needs_elements && size == 0) {
+        return NULL;
+    }
+    tt_storage *ptr;
+    hold(&x);
+    RUN_RELEASING_GIL_IF_LARGE(x.numel * fast.itemsize[x.code],
+                               ptr = tt_reduce_new((int)op_code, outer, size, inner, x.address, x.code, x.code, 0.0));
+    PyObject *result = wrap_new_sizes(ptr, out_sizes, out_ndim, NULL, fast.dtypes[x.code]);
+    drop(&x);
+    return result;
+}
+
+static PyObject *fast_reduce(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
+    if (kwnames == NULL && (nargs == 4 || nargs == 5)) {
+        PyObject *result = reduce_case(args, nargs);
+        if (result != NULL) {
+            return result;
+        }
+    }
+    return call_function_fallback(fast.reduce_fallback, args, nargs, kwnames);
+}
+
+/* _fast_softmax(x, dim, log) of reductions.py: softmax (log: True) or log_softmax over the int dim
+ * of a plain floating x of at least one dimension; a fresh tensor of x's dtype and shape. */
+static PyObject *softmax_case(PyObject *const *args) {
+    PyObject *dim = args[1], *log = args[2];
+    if (!PyLong_CheckExact(dim) || (log != Py_True && log != Py_False)) {
+        return NULL;
+    }
+    operand x;
+    int64_t sizes[TT_MAX_DIMS];
+    const int ndim = plain_float_tensor(args[0], &x, sizes);
+    int overflow = 0;
+    const long long value = ndim > 0 ? PyLong_AsLongLongAndOverflow(dim, &overflow) : 0;
+    if (ndim <= 0 || overflow != 0 || value < -ndim || value >= ndim) {
+        return NULL;
+    }
+    tt_storage *ptr;
+    hold(&x);
+    RUN_RELEASING_GIL_IF_LARGE(x.numel * fast.itemsize[x.code],
+                               ptr = tt_softmax_new(log == Py_True, ndim, sizes, x.address, x.code,
+                                                    (int)(value < 0 ? value + ndim : value)));
+    PyObject *result = wrap_new_sizes(ptr, sizes, ndim, x.shape, fast.dtypes[x.code]);
+    drop(&x);
+    return result;
+}
+
+static PyObject *fast_softmax(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames) {
+    if (kwnames == NULL && nargs == 3) {
+        PyObject *result = softmax_case(args);
+        if (result != NULL) {
+            return result;
+        }
+    }
+    return call_function_fallback(fast.softmax_fallback, args, nargs, kwnames);
+}
+
+/* Products at least this large (m * n * k) run with the GIL released. */
+#define RELEASE_GIL_MULTIPLY_ADDS ((int64_t)1 << 16)
+
+/* self @ other for two plain-case matrices (2-D, any strides, nothing to record) of one dtype,
+ * float32 or float64, with matching inner sizes: a fresh contiguous (m, n) tensor. */
+static PyObject *matmul_case(PyObject *self, PyObject *other) {
+    operand a, b;
+    if (Py_TYPE(other) != fast.tensor_type || read_tensor(self, &a) < 0 || read_tensor(other, &b) < 0 ||
+        a.code != b.code || (a.code != TT_FLOAT32 && a.code != TT_FLOAT64)) {
+        return NULL;
+    }
+    int64_t a_sizes[TT_MAX_DIMS], a_steps[TT_MAX_DIMS], b_sizes[TT_MAX_DIMS], b_steps[TT_MAX_DIMS];
+    if (PyTuple_GET_SIZE(a.shape) != 2 || PyTuple_GET_SIZE(b.shape) != 2 ||
+        read_layout(a.shape, a.strides, a_sizes, a_steps) != 2 || read_layout(b.shape, b.strides, b_sizes, b_steps) != 2 ||
+        a_sizes[1] != b_sizes[0]) {
+        return NULL;
+    }
+    const int64_t m = a_sizes[0], k = a_sizes[1], n = b_sizes[1];
+    int64_t work;
+    if (__builtin_mul_overflow(m, n, &work) || __builtin_mul_overflow(work, k, &work)) {
+        return NULL;
+    }
+    tt_storage *ptr;
+    hold(&a);
+    hold(&b);
+    RUN_RELEASING_GIL_IF_LARGE(work >= RELEASE_GIL_MULTIPLY_ADDS ? RELEASE_GIL_BYTES : 0,
+                               ptr = tt_matmul_new(a.code, m, n, k, a.address, a_steps, b.address, b_steps));
+    const int64_t sizes[2] = {m, n};
+    PyObject *result = wrap_new_sizes(ptr, sizes, 2, NULL, fast.dtypes[a.code]);
+    drop(&b);
+    drop(&a);
+    return result;
+}
+
+static PyObject *tensor_matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    if (Py_TYPE(self) == fast.tensor_type && kwnames == NULL && nargs == 1) {
+        PyObject *result = matmul_case(self, args[0]);
+        if (result != NULL) {
+            return result;
+        }
+    }
+    return call_fallback(fast.matmul_fallback, self, args, nargs, kwnames);
+}
+
 /* ------------------------------------------------------------------ install */
 
 /* The offset of the object slot `name` of `type` (its member descriptor's), or -1 with an
@@ -803,13 +1011,21 @@ static int read_table(const fast_state *state, PyObject *entries, entry_table *t
  * with an exception set. Borrows `spec`; `state->spec` is left for the caller to set. */
 static int read_spec(PyObject *spec, fast_state *state) {
     PyTypeObject *tensor_type, *storage_type;
-    PyObject *ctype, *dtypes, *methods, *empty_fallback, *view_fallback;
-    if (!PyArg_ParseTuple(spec, "O!O!OO!O!OO", &PyType_Type, &tensor_type, &PyType_Type, &storage_type, &ctype,
-                          &PyTuple_Type, &dtypes, &PyTuple_Type, &methods, &empty_fallback, &view_fallback)) {
+    PyObject *ctype, *dtypes, *methods, *empty_fallback, *view_fallback, *matmul_doc;
+    if (!PyArg_ParseTuple(spec, "O!O!OO!O!OO(OOOU)", &PyType_Type, &tensor_type, &PyType_Type, &storage_type, &ctype,
+                          &PyTuple_Type, &dtypes, &PyTuple_Type, &methods, &empty_fallback, &view_fallback,
+                          &state->reduce_fallback, &state->softmax_fallback, &state->matmul_fallback, &matmul_doc)) {
         return -1;
     }
-    if (!PyCallable_Check(empty_fallback) || !PyCallable_Check(view_fallback)) {
-        PyErr_SetString(PyExc_TypeError, "the spec's last two items must be the Python _empty and _view functions");
+    if (!PyCallable_Check(empty_fallback) || !PyCallable_Check(view_fallback) ||
+        !PyCallable_Check(state->reduce_fallback) || !PyCallable_Check(state->softmax_fallback) ||
+        !PyCallable_Check(state->matmul_fallback)) {
+        PyErr_SetString(PyExc_TypeError, "the spec's fallbacks must be the Python _empty, _view, _fast_reduce, "
+                                         "_fast_softmax and __matmul__ functions");
+        return -1;
+    }
+    const char *matmul_text = PyUnicode_AsUTF8(matmul_doc); /* lives as long as the spec */
+    if (matmul_text == NULL) {
         return -1;
     }
     state->empty_fallback = empty_fallback;
@@ -842,13 +1058,15 @@ static int read_spec(PyObject *spec, fast_state *state) {
     state->ndtypes = (int)PyTuple_GET_SIZE(dtypes);
     for (int code = 0; code < state->ndtypes; code++) {
         PyObject *dtype = PyTuple_GET_ITEM(dtypes, code);
-        long dtype_code_value, itemsize;
+        long dtype_code_value, itemsize, floating;
         if (read_int_attribute(dtype, "code", code, code, &dtype_code_value) < 0 ||
-            read_int_attribute(dtype, "itemsize", 1, 16, &itemsize) < 0) {
+            read_int_attribute(dtype, "itemsize", 1, 16, &itemsize) < 0 ||
+            read_int_attribute(dtype, "is_floating_point", 0, 1, &floating) < 0) {
             return -1;
         }
         state->dtypes[code] = dtype;
         state->itemsize[code] = itemsize;
+        state->floating[code] = (int)floating;
     }
 
     state->nmethods = (int)PyTuple_GET_SIZE(methods);
@@ -880,6 +1098,14 @@ static int read_spec(PyObject *spec, fast_state *state) {
     state->view_def = (PyMethodDef){"_view", (PyCFunction)(void (*)(void))tensor_view, METH_FASTCALL | METH_KEYWORDS,
                                     "A tensor over the same storage with new metadata (Tensor._view; runs in C for "
                                     "the plain cases, csrc/python/fast_ops.c)."};
+    state->reduce_def = (PyMethodDef){"_fast_reduce", (PyCFunction)(void (*)(void))fast_reduce,
+                                      METH_FASTCALL | METH_KEYWORDS,
+                                      "reductions._fast_reduce in C for the plain cases (csrc/python/fast_ops.c)."};
+    state->softmax_def = (PyMethodDef){"_fast_softmax", (PyCFunction)(void (*)(void))fast_softmax,
+                                       METH_FASTCALL | METH_KEYWORDS,
+                                       "reductions._fast_softmax in C for the plain cases (csrc/python/fast_ops.c)."};
+    state->matmul_def = (PyMethodDef){"__matmul__", (PyCFunction)(void (*)(void))tensor_matmul,
+                                      METH_FASTCALL | METH_KEYWORDS, matmul_text};
     return 0;
 }
 
@@ -905,6 +1131,10 @@ static PyObject *make_methods(void) {
                methods != NULL ? PyDescr_NewMethod(fast.storage_type, &fast.storage_del_def) : NULL);
     add_method(&methods, "_empty", methods != NULL ? PyDescr_NewClassMethod(fast.tensor_type, &fast.empty_def) : NULL);
     add_method(&methods, "_view", methods != NULL ? PyDescr_NewMethod(fast.tensor_type, &fast.view_def) : NULL);
+    add_method(&methods, "__matmul__",
+               methods != NULL ? PyDescr_NewMethod(fast.tensor_type, &fast.matmul_def) : NULL);
+    add_method(&methods, "_fast_reduce", methods != NULL ? PyCFunction_New(&fast.reduce_def, NULL) : NULL);
+    add_method(&methods, "_fast_softmax", methods != NULL ? PyCFunction_New(&fast.softmax_def, NULL) : NULL);
     return methods;
 }
 

@@ -649,7 +649,8 @@ def test_c_methods_install_once_and_keep_the_python_methods_as_fallbacks() -> No
 def test_c_methods_refuse_a_bad_spec_and_keep_the_installed_ones(monkeypatch) -> None:
     good = _cfast._SPEC
     wrong_table = good[:4] + ((("__add__", None, 0, (), None, None, None),),) + good[5:]
-    no_fallbacks = [good[:5], good[:6], good[:5] + (42,) + good[6:], good[:6] + (42,)]   # _empty's, _view's
+    no_fallbacks = [good[:5], good[:6], good[:5] + (42,) + good[6:], good[:6] + (42,) + good[7:],   # _empty's, _view's
+                    good[:7], good[:7] + ((42,) + good[7][1:],), good[:7] + (good[7][:3] + (42,),)]   # the helpers'
     for bad in [(1, 2), "spec", good[:2] + (42,) + good[3:], wrong_table, *no_fallbacks]:
         monkeypatch.setattr(_cfast, "_SPEC", bad)
         assert lib.tt_py_install_fast_ops(b"t_tensor._cfast") == -1

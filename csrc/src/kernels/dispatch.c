@@ -11,6 +11,7 @@
 
 #include "tt/tt.h"
 #include "tt/kernels/elementwise.h"
+#include "tt/kernels/matmul.h"
 #include "tt/kernels/reduce.h"
 #include "tt/kernels/dispatch.h"
 
@@ -189,6 +190,44 @@ tt_storage *tt_reduce_new(int op, int64_t outer, int64_t size, int64_t inner, ui
     const int64_t unused[3] = {0, 0, 0};
     return finish(out, tt_reduce(op, 3, shape, x, x_strides, dtype, (uint64_t)1 << 1, param,
                                  tt_storage_data_address(out), out_strides, 0, unused));
+}
+
+tt_storage *tt_softmax_new(int log, int ndim, const int64_t *shape, uintptr_t x, int dtype, int dim) {
+    if (ndim < 1 || ndim > TT_MAX_DIMS || dim < 0 || dim >= ndim) {
+        return NULL;
+    }
+    int64_t strides[TT_MAX_DIMS], n = 1;
+    for (int d = ndim - 1; d >= 0; d--) { /* row-major; a size-0 dim counts as 1 for the others */
+        strides[d] = n;
+        if (shape[d] < 0 || __builtin_mul_overflow(n, shape[d] > 1 ? shape[d] : 1, &n)) {
+            return NULL;
+        }
+    }
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] == 0) {
+            n = 0;
+        }
+    }
+    tt_storage *out = new_output(n, dtype);
+    if (out == NULL) {
+        return NULL;
+    }
+    return finish(out, tt_softmax(log, ndim, shape, x, strides, dtype, dim, tt_storage_data_address(out), strides));
+}
+
+tt_storage *tt_matmul_new(int dtype, int64_t m, int64_t n, int64_t k, uintptr_t a, const int64_t *a_strides,
+                          uintptr_t b, const int64_t *b_strides) {
+    int64_t count;
+    if (m < 0 || n < 0 || k < 0 || __builtin_mul_overflow(m, n, &count)) {
+        return NULL;
+    }
+    tt_storage *out = new_output(count, dtype);
+    if (out == NULL) {
+        return NULL;
+    }
+    const int64_t c_strides[2] = {n, 1};
+    return finish(out, tt_matmul(dtype, 0, NULL, m, n, k, a, a_strides, b, b_strides, tt_storage_data_address(out),
+                                 c_strides, 0));
 }
 
 tt_storage *tt_zeros_new(size_t nbytes) {

@@ -65,6 +65,17 @@ tt_status tt_binary_scalar_contiguous(int op, int64_t n, uintptr_t a, int64_t s_
 tt_storage *tt_reduce_new(int op, int64_t outer, int64_t size, int64_t inner, uintptr_t x, int dtype, int out_dtype,
                           double param);
 
+/* softmax (log_softmax when log != 0) of the contiguous x of `dtype` (ndim >= 1 dims of
+   `shape`) along dimension `dim` (in [0, ndim)), into a fresh contiguous storage of `dtype`, as
+   tt_softmax computes it. Borrows x and shape. */
+tt_storage *tt_softmax_new(int log, int ndim, const int64_t *shape, uintptr_t x, int dtype, int dim);
+
+/* The m x n product of a (m x k) and b (k x n) of `dtype`, read through their strides (in
+   elements, row then column), into a fresh contiguous storage, as tt_matmul computes it.
+   Borrows a, b and the stride arrays. */
+tt_storage *tt_matmul_new(int dtype, int64_t m, int64_t n, int64_t k, uintptr_t a, const int64_t *a_strides,
+                          uintptr_t b, const int64_t *b_strides);
+
 /* A fresh default storage of nbytes zero bytes (every dtype's zero is all-zero bytes), or NULL
    when out of memory. */
 tt_storage *tt_zeros_new(size_t nbytes);

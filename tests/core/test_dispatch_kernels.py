@@ -1,0 +1,309 @@
+"""The C twins of the one-call paths of sum, mean, amax, amin, softmax, log_softmax and ``@``
+(``csrc/python/fast_ops.c``, docs/performance_dispatch.md "Ninth round").
+
+Each must be invisible: the same bits, shape, strides and dtype as the Python function (or method)
+it replaces, which runs the same kernel; every case it does not take goes to that Python function,
+with the same result or error; nothing leaks, and what it reads stays alive while other Python
+code runs (a collection inside an allocation, another thread while the GIL is released).
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import numpy as np
+import pytest
+
+import t_tensor as tt
+from t_tensor import _cfast, reductions
+from t_tensor._capi import lib
+from t_tensor.linalg import LinalgOps
+
+FLOATS = [tt.float16, tt.float32, tt.float64]
+SHAPES = [(), (0,), (5,), (3, 4), (2, 0, 3), (1, 1, 6), (2, 3, 4), (7, 1)]
+REDUCE_OPS = {"sum": lib.TT_RED_SUM, "mean": lib.TT_RED_MEAN, "amax": lib.TT_RED_MAX, "amin": lib.TT_RED_MIN}
+python_reduce = _cfast.python_function("_fast_reduce")
+python_softmax = _cfast.python_function("_fast_softmax")
+python_matmul = LinalgOps.__dict__["__matmul__"]
+
+
+def outcome(fn):
+    """(type, dtype, shape, strides, density, bytes) of the result; (None,) for None, and
+    (NotImplemented,) for an operator's refusal; (exception type, message) when it raises."""
+    try:
+        result = fn()
+    except Exception as error:  # noqa: BLE001 - the error itself is what is compared
+        return type(error), str(error)
+    if result is None or result is NotImplemented:
+        return (result,)
+    return type(result), result.dtype, result.shape, result.stride(), result._dense, result.numpy().tobytes()
+
+
+def values(shape, dtype, seed=0) -> tt.Tensor:
+    rng = np.random.default_rng(seed)
+    return tt.tensor(rng.standard_normal(shape).astype(dtype.numpy))
+
+
+def collecting_at_every_allocation(callback, fn):
+    """fn() with a collection at (nearly) every allocation of a tracked object, each running
+    callback(phase, info) first, as gc callbacks are run."""
+    threshold = gc.get_threshold()
+    gc.callbacks.append(callback)
+    gc.set_threshold(1)
+    try:
+        return fn()
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(callback)
+
+
+def test_the_c_functions_are_installed() -> None:
+    assert type(reductions._fast_reduce).__name__ == "builtin_function_or_method"
+    assert type(reductions._fast_softmax).__name__ == "builtin_function_or_method"
+    assert type(tt.Tensor.__dict__["__matmul__"]).__name__ == "method_descriptor"
+    assert python_reduce.__module__ == python_softmax.__module__ == "t_tensor.reductions"
+    import inspect
+
+    assert str(inspect.signature(tt.Tensor.__matmul__)) == "(self, /, other)"
+    assert "csrc/python/fast_ops.c" in tt.Tensor.__matmul__.__doc__
+
+
+# ---------------------------------------------------------------------- reductions
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.name)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("name", sorted(REDUCE_OPS))
+def test_c_reduce_equals_the_python_function(name, shape, dtype) -> None:
+    x = values(shape, dtype)
+    op, needs = REDUCE_OPS[name], name in ("amax", "amin")
+    for dim in [None, *range(-len(shape), len(shape))]:
+        for keepdim in (None, False, True):
+            args = (op, x, dim, keepdim, needs)
+            got, want = outcome(lambda a=args: reductions._fast_reduce(*a)), outcome(lambda a=args: python_reduce(*a))
+            assert got == want, (dim, keepdim)
+            if got[0] is None:   # the general path: only amax/amin of nothing
+                assert needs and 0 in shape
+                continue
+            assert got[0] is tt.Tensor and got[4] is True
+            # and the public function, against NumPy
+            result = getattr(tt, name)(x, dim, bool(keepdim)) if dim is not None else getattr(tt, name)(x)
+            reference = getattr(np, {"amax": "max", "amin": "min"}.get(name, name))(
+                x.numpy().astype(np.float64), axis=dim, keepdims=bool(keepdim) and dim is not None)
+            np.testing.assert_allclose(result.numpy().astype(np.float64), reference, rtol=2e-3, atol=2e-3)
+
+
+def test_c_reduce_methods_match_numpy() -> None:
+    x = values((4, 5, 6), tt.float32)
+    a = x.numpy()
+    np.testing.assert_allclose(x.sum().numpy(), a.sum(), rtol=1e-5)
+    np.testing.assert_allclose(x.sum(1).numpy(), a.sum(1), rtol=1e-5)
+    np.testing.assert_allclose(x.mean(-1, True).numpy(), a.mean(-1, keepdims=True), rtol=1e-5)
+    np.testing.assert_array_equal(x.amax(0).numpy(), a.max(0))
+    np.testing.assert_array_equal(x.amin().numpy(), a.min())
+    assert x.sum(2).shape == (4, 5) and x.sum(2).stride() == (5, 1) and x.sum(0, keepdim=True).shape == (1, 5, 6)
+
+
+def test_c_reduce_leaves_the_rest_to_the_python_function() -> None:
+    x = values((3, 4), tt.float32)
+    op = lib.TT_RED_SUM
+    cases = [
+        (op, tt.arange(6), None, None),                    # integers: the general path (int64 result)
+        (op, x.T, None, None),                              # not contiguous: Python finds it is not dense
+        (op, x[1:], 0, None),                               # a dense view: Python finds it dense
+        (op, tt.nn.Parameter(x), None, None),               # a subclass
+        (op, x, np.int64(0), None),                         # not exactly an int
+        (op, x, 2, None), (op, x, -3, None),                # out of range
+        (op, x, 0, 1),                                      # keepdim not a bool
+        (op, x, 2**70, None),                               # past int64
+        (2**40, x, None, None),                             # an op code past int
+        (lib.TT_RED_MAX, tt.zeros(0, 3), 0, None, True),    # max of nothing
+        (op, tt.zeros((1,) * 65), None, None),              # past TT_MAX_DIMS
+        (op, [1.0, 2.0], None, None),                       # not a tensor
+        (op, x, None, None, 1),                             # needs_elements not a bool
+    ]
+    for args in cases:
+        assert outcome(lambda a=args: reductions._fast_reduce(*a)) == outcome(lambda a=args: python_reduce(*a)), args
+    assert reductions._fast_reduce(op, x, dim=0, keepdim=None).shape == (4,)   # keywords: Python
+    w = tt.tensor([1.0, 2.0], requires_grad=True)
+    assert w.sum().grad_fn is not None                       # recording: the autograd path
+    with tt.no_grad():
+        assert w.sum().grad_fn is None and w.sum().item() == 3.0
+
+
+# ---------------------------------------------------------------------- softmax
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.name)
+@pytest.mark.parametrize("shape", [s for s in SHAPES if s], ids=str)
+def test_c_softmax_equals_the_python_function(shape, dtype) -> None:
+    x = values(shape, dtype, seed=1)
+    for log in (False, True):
+        for dim in range(-len(shape), len(shape)):
+            got = outcome(lambda d=dim, g=log: reductions._fast_softmax(x, d, g))
+            assert got == outcome(lambda d=dim, g=log: python_softmax(x, d, g))
+            assert got[0] is tt.Tensor and got[2:5] == (shape, x.stride(), True)
+            a = x.numpy().astype(np.float64)
+            shifted = a - a.max(axis=dim, keepdims=True) if a.size else a
+            logs = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+            result = (tt.log_softmax if log else tt.softmax)(x, dim)
+            np.testing.assert_allclose(result.numpy().astype(np.float64), logs if log else np.exp(logs),
+                                       rtol=2e-3, atol=2e-3)
+
+
+def test_c_softmax_leaves_the_rest_to_the_python_function() -> None:
+    x = values((3, 4), tt.float32)
+    cases = [
+        (tt.ones(()), 0, False),              # 0-d: the general path
+        (tt.arange(6), 0, False),             # integers: the general path raises
+        (x.T, 0, False), (x[1:], 1, True),    # strided, and a dense view
+        (tt.nn.Parameter(x), 1, False),
+        (x, np.int64(1), False), (x, 2, False), (x, -3, False), (x, 2**70, False),
+        (x, 1, 1),                            # log not a bool
+        (tt.zeros((1,) * 65), 0, False),
+    ]
+    for args in cases:
+        assert outcome(lambda a=args: reductions._fast_softmax(*a)) == outcome(lambda a=args: python_softmax(*a)), args
+    assert reductions._fast_softmax(x, dim=1, log=False).shape == (3, 4)
+    w = tt.tensor([1.0, 2.0], requires_grad=True)
+    assert tt.softmax(w, 0).grad_fn is not None
+    with pytest.raises(NotImplementedError, match="softmax"):
+        tt.softmax(tt.arange(3), 0)
+
+
+# ---------------------------------------------------------------------- matmul
+
+
+def matmul_pair(m, k, n, dtype, layout):
+    a = values((m, k), dtype, seed=2)
+    b = values((k, n), dtype, seed=3)
+    if layout == "transposed":
+        a, b = values((k, m), dtype, seed=2).T, values((n, k), dtype, seed=3).T
+    elif layout == "sliced":
+        a = values((m, 2 * k + 1), dtype, seed=2)[:, 1::2]
+        b = values((k + 2, n), dtype, seed=3)[2:]
+    return a, b
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+@pytest.mark.parametrize("dtype", [tt.float32, tt.float64], ids=lambda d: d.name)
+@pytest.mark.parametrize("mkn", [(1, 1, 1), (3, 4, 3), (7, 63, 65), (0, 3, 2), (2, 0, 3), (65, 33, 17), (128, 96, 80)])
+def test_c_matmul_equals_the_python_method_and_numpy(mkn, dtype, layout) -> None:
+    a, b = matmul_pair(*mkn, dtype, layout)
+    got = outcome(lambda: a @ b)
+    assert got == outcome(lambda: python_matmul(a, b))
+    assert got[0] is tt.Tensor and got[2] == (mkn[0], mkn[2]) and got[4] is True
+    rtol = 1e-4 if dtype is tt.float32 else 1e-12
+    np.testing.assert_allclose((a @ b).numpy(), a.numpy().astype(np.float64) @ b.numpy().astype(np.float64),
+                               rtol=rtol, atol=rtol * mkn[1])
+
+
+def test_c_matmul_leaves_the_rest_to_the_python_method() -> None:
+    a, b = values((3, 4), tt.float32), values((4, 2), tt.float32)
+    cases = [
+        (tt.ones(3, 4, dtype=tt.int32), tt.ones(4, 2, dtype=tt.int32)),   # integers
+        (a, b.double()),                                                  # mixed dtypes: the Python error
+        (a, values((3, 2), tt.float32)),                                  # shapes that do not fit
+        (values(4, tt.float32), b), (a, values(4, tt.float32)),          # 1-D operands
+        (values((2, 3, 4), tt.float32), b),                               # batched
+        (tt.nn.Parameter(a), b), (a, tt.nn.Parameter(b)),                 # subclasses
+        (a, 2.0), (a, b.numpy()),                                         # not tensors
+        (a.half(), b.half()),                                             # float16
+    ]
+    for x, y in cases:
+        assert outcome(lambda p=x, q=y: p.__matmul__(q)) == outcome(lambda p=x, q=y: python_matmul(p, q)), (x, y)
+    w = tt.tensor([[1.0, 2.0]], requires_grad=True)
+    product = w @ tt.tensor([[3.0], [4.0]])
+    assert product.grad_fn is not None and product.item() == 11.0
+    product.backward()
+    assert w.grad.tolist() == [[3.0, 4.0]]
+    with tt.no_grad():
+        assert (w @ tt.tensor([[3.0], [4.0]])).grad_fn is None
+
+
+def test_c_matmul_with_the_gil_released_from_two_threads() -> None:
+    a, b = values((160, 120), tt.float32), values((120, 140), tt.float32)
+    want = (a.numpy().astype(np.float64) @ b.numpy().astype(np.float64))
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(20):
+                results.append((a @ b).numpy())
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(results) == 40
+    for r in results:
+        np.testing.assert_allclose(r, want, rtol=1e-4, atol=1e-3)
+
+
+# ---------------------------------------------------------------------- ownership
+
+
+def test_c_kernel_paths_leak_nothing() -> None:
+    x = values((3, 4), tt.float32)
+    before = tt.live_storages()
+    for _ in range(100):
+        made = [x.sum(), x.mean(1), x.amax(0, True), tt.softmax(x, -1), tt.log_softmax(x, 0), x @ x.T,
+                reductions._fast_reduce(lib.TT_RED_MAX, tt.zeros(0), None, None, True)]
+    del made
+    assert tt.live_storages() == before
+
+
+def test_c_kernel_paths_give_the_same_results_under_collections() -> None:
+    # a gc callback at every allocation gives the operand new memory; the results are those of the
+    # operand's values when the call started
+    other = tt.ones(64, 64)   # made beforehand: a view made inside would see the new memory
+    for run in [lambda t: t.sum(0), lambda t: tt.softmax(t, 1), lambda t: t @ other]:
+        a = tt.ones(64, 64)
+        replaced = []
+
+        def replace_storage(phase, info, a=a, replaced=replaced):
+            if phase == "start" and not replaced:
+                a.data = tt.full((64, 64), 5.0)
+                replaced.append(tt.full((64, 64), 7.0))
+
+        want = run(tt.ones(64, 64)).numpy()
+        result = collecting_at_every_allocation(replace_storage, lambda r=run, t=a: r(t))
+        assert replaced
+        np.testing.assert_array_equal(result.numpy(), want)
+
+
+def test_c_kernel_paths_hold_their_operand_while_another_thread_replaces_it() -> None:
+    # the GIL is released for inputs this large: another thread gives the operand new memory and
+    # allocates more of the same size (which would reuse the old block, had it been released)
+    n = 1 << 18
+    a = tt.ones(n)
+    stop, sums, errors = threading.Event(), [], []
+
+    def replace():
+        value = 2.0
+        while not stop.is_set():
+            a.data = tt.full((n,), value)
+            filler = tt.full((n,), 7.0)
+            value = 3.0 if value == 2.0 else 2.0
+            del filler
+
+    def reduce():
+        try:
+            for _ in range(400):
+                sums.append((a.sum().item(), tt.softmax(a.view(512, 512), 1)[0, 0].item()))
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=replace), threading.Thread(target=reduce)]
+    for t in threads:
+        t.start()
+    threads[1].join()
+    stop.set()
+    threads[0].join()
+    assert not errors and len(sums) == 400
+    assert {total for total, _ in sums} <= {float(n), 2.0 * n, 3.0 * n}
+    assert {first for _, first in sums} == {1.0 / 512}
