@@ -80,8 +80,9 @@ _IN_PLACE = {
 
 
 def python_function(name: str) -> Any:
-    """The Python function of ``t_tensor.reductions`` that the C function ``name``
-    (``"_fast_reduce"``, ``"_fast_softmax"``) replaces, and calls for every case it does not take.
+    """The Python function (of ``t_tensor.reductions`` or ``t_tensor.manipulation``) that the C
+    function ``name`` (``"_fast_reduce"``, ``"_fast_softmax"``, ``"_fast_join"``) replaces in its
+    module, and calls for every case it does not take.
 
     >>> python_function("_fast_softmax").__module__
     't_tensor.reductions'
@@ -174,7 +175,7 @@ def install(tensor_type: type, storage_type: type) -> None:
     )
     # the Python methods themselves, from the classes that define them: tensor_type holds the C
     # ones after the first install
-    from t_tensor import reductions
+    from t_tensor import manipulation, reductions
     from t_tensor.linalg import LinalgOps
     from t_tensor.tensor_impl import TensorImpl
     from t_tensor.views import ViewOps
@@ -182,11 +183,12 @@ def install(tensor_type: type, storage_type: type) -> None:
     empty_fallback = TensorImpl.__dict__["_empty"].__func__
     view_fallback = ViewOps.__dict__["_view"]
     matmul_fallback = LinalgOps.__dict__["__matmul__"]
+    c_functions = {"_fast_reduce": reductions, "_fast_softmax": reductions, "_fast_join": manipulation}
     # the module functions C replaces: the Python ones, from the module until the first install
     # and from _FUNCTIONS after it (the module then holds the C ones)
-    python_functions = _FUNCTIONS or {name: getattr(reductions, name) for name in ("_fast_reduce", "_fast_softmax")}
-    helpers = (python_functions["_fast_reduce"], python_functions["_fast_softmax"], matmul_fallback,
-               _doc("__matmul__", matmul_fallback))
+    python_functions = _FUNCTIONS or {name: getattr(module, name) for name, module in c_functions.items()}
+    helpers = (python_functions["_fast_reduce"], python_functions["_fast_softmax"], python_functions["_fast_join"],
+               matmul_fallback, _doc("__matmul__", matmul_fallback))
     _SPEC = (tensor_type, storage_type, ffi.typeof("tt_storage *"), dtypes.ALL_DTYPES, operators, empty_fallback,
              view_fallback, helpers)
     status = lib.tt_py_install_fast_ops(__name__.encode())
@@ -201,5 +203,5 @@ def install(tensor_type: type, storage_type: type) -> None:
     tensor_type._view = _METHODS["_view"]
     tensor_type.__matmul__ = _METHODS["__matmul__"]
     _FUNCTIONS.update(python_functions)
-    for name in python_functions:
-        setattr(reductions, name, _METHODS[name])
+    for name, module in c_functions.items():
+        setattr(module, name, _METHODS[name])

@@ -55,6 +55,7 @@
 
 #include "tt/tt.h"
 #include "tt/kernels/dispatch.h"
+#include "tt/kernels/manipulation.h"
 
 /* Defined in cffi's generated module (t_tensor/_build/ffi_build.py's preamble): a cffi
  * `tt_storage *` object for a pointer (new reference), and back (borrows). */
@@ -110,8 +111,8 @@ typedef struct {
     int floating[MAX_DTYPES]; /* the dtype's is_floating_point */
     /* the Python functions the C helpers replace (reductions._fast_reduce, ...) and the Python
        __matmul__: each takes every case its C twin does not */
-    PyObject *reduce_fallback, *softmax_fallback, *matmul_fallback;
-    PyMethodDef reduce_def, softmax_def, matmul_def;
+    PyObject *reduce_fallback, *softmax_fallback, *join_fallback, *matmul_fallback;
+    PyMethodDef reduce_def, softmax_def, join_def, matmul_def;
 } fast_state;
 
 /* The methods' state, filled once per process; and the scratch state every install call checks
@@ -890,6 +891,139 @@ static PyObject *fast_softmax(PyObject *Py_UNUSED(module), PyObject *const *args
     return call_function_fallback(fast.softmax_fallback, args, nargs, kwnames);
 }
 
+/* _fast_join(tensors, dim, new_axis) of manipulation.py: cat (new_axis False) or stack (True) of a
+ * list or tuple of plain tensors (exactly Tensor, no autograd record, known dense) of one dtype,
+ * whose shapes fit (stack: equal; cat: equal but along dim, at least one dim), along the int dim,
+ * into a result with no zero-size dim. Every input is then `outer` blocks of (its size along dim)
+ * x `inner` elements, all copied by one tt_join_contiguous. Any dtype: bytes are moved. */
+#define JOIN_ON_STACK 16
+static PyObject *join_case(PyObject *const *args) {
+    PyObject *sequence = args[0], *dim = args[1], *new_axis_object = args[2];
+    if ((!PyList_CheckExact(sequence) && !PyTuple_CheckExact(sequence)) || !PyLong_CheckExact(dim) ||
+        (new_axis_object != Py_True && new_axis_object != Py_False)) {
+        return NULL;
+    }
+    const int new_axis = new_axis_object == Py_True;
+    const Py_ssize_t count = PySequence_Fast_GET_SIZE(sequence);
+    /* The items are read once, in the first loop below, which runs no Python code (so a list
+       cannot change under it); each operand is held from then on, and nothing reads the list
+       again (other threads may change it while the GIL is released). */
+    PyObject **items = PySequence_Fast_ITEMS(sequence);
+    if (count == 0) {
+        return NULL;
+    }
+    operand small[JOIN_ON_STACK];
+    uintptr_t small_srcs[JOIN_ON_STACK];
+    int64_t small_blocks[JOIN_ON_STACK];
+    operand *inputs = small;
+    uintptr_t *srcs = small_srcs;
+    int64_t *blocks = small_blocks; /* first each input's size along dim, then its block */
+    if (count > JOIN_ON_STACK) {
+        inputs = PyMem_Malloc((size_t)count * sizeof(operand));
+        srcs = PyMem_Malloc((size_t)count * sizeof(uintptr_t));
+        blocks = PyMem_Malloc((size_t)count * sizeof(int64_t));
+    }
+    PyObject *result = NULL;
+    Py_ssize_t held = 0;
+    int64_t first[TT_MAX_DIMS], sizes[TT_MAX_DIMS], steps[TT_MAX_DIMS];
+    int ndim = 0, d = 0, code = -1;
+    if (inputs == NULL || srcs == NULL || blocks == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t t = 0; t < count; t++) {
+        operand *x = &inputs[t];
+        if (plain_tensor(items[t], x) < 0) {
+            goto done;
+        }
+        hold(x);
+        held = t + 1;
+        const int x_ndim = read_layout(x->shape, x->strides, t == 0 ? first : sizes, steps);
+        if (t == 0) {
+            ndim = x_ndim;
+            code = x->code;
+            int overflow;
+            const int out_ndim = ndim + new_axis;
+            const long long value = PyLong_AsLongLongAndOverflow(dim, &overflow);
+            if (ndim < 0 || out_ndim == 0 || out_ndim > TT_MAX_DIMS || overflow != 0 || value < -out_ndim ||
+                value >= out_ndim) {
+                goto done; /* cat refuses 0-d inputs: the general path raises */
+            }
+            d = (int)(value < 0 ? value + out_ndim : value);
+        } else {
+            if (x->code != code || x_ndim != ndim) {
+                goto done;
+            }
+            for (int i = 0; i < ndim; i++) {
+                if (sizes[i] != first[i] && (new_axis || i != d)) {
+                    goto done;
+                }
+            }
+        }
+        blocks[t] = new_axis ? 1 : t == 0 ? first[d] : sizes[d];
+        srcs[t] = x->address;
+    }
+    /* the result's sizes: the inputs' with dim's the sum of theirs (cat), or with count inserted
+       at dim (stack); inputs are `outer` blocks of their size along dim times `inner` elements */
+    const int out_ndim = ndim + new_axis;
+    int64_t out_sizes[TT_MAX_DIMS], out_strides[TT_MAX_DIMS], along = 0, outer = 1, inner = 1, numel, nbytes;
+    for (Py_ssize_t t = 0; t < count; t++) {
+        if (__builtin_add_overflow(along, blocks[t], &along)) {
+            goto done;
+        }
+    }
+    for (int i = 0; i < out_ndim; i++) {
+        out_sizes[i] = i == d ? along : first[i < d || !new_axis ? i : i - 1];
+        if (out_sizes[i] == 0) {
+            goto done; /* nothing to copy: the general path makes the empty result */
+        }
+        if ((i < d && __builtin_mul_overflow(outer, out_sizes[i], &outer)) ||
+            (i > d && __builtin_mul_overflow(inner, out_sizes[i], &inner))) {
+            goto done;
+        }
+    }
+    for (Py_ssize_t t = 0; t < count; t++) {
+        if (__builtin_mul_overflow(blocks[t], inner, &blocks[t])) {
+            goto done;
+        }
+    }
+    if (row_major_strides(out_sizes, out_ndim, out_strides, &numel) < 0 ||
+        __builtin_mul_overflow(numel, fast.itemsize[code], &nbytes)) {
+        goto done;
+    }
+    tt_storage *ptr = tt_storage_new_default((size_t)nbytes);
+    if (ptr == NULL) {
+        goto done;
+    }
+    tt_status status;
+    RUN_RELEASING_GIL_IF_LARGE(nbytes, status = tt_join_contiguous(count, srcs, blocks, outer, code,
+                                                                   tt_storage_data_address(ptr)));
+    if (status != TT_OK) {
+        tt_storage_release(ptr);
+        goto done;
+    }
+    result = wrap_new_sizes(ptr, out_sizes, out_ndim, NULL, fast.dtypes[code]);
+done:
+    for (Py_ssize_t t = 0; t < held; t++) {
+        drop(&inputs[t]);
+    }
+    if (inputs != small) {
+        PyMem_Free(inputs);
+        PyMem_Free(srcs);
+        PyMem_Free(blocks);
+    }
+    return result;
+}
+
+static PyObject *fast_join(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    if (kwnames == NULL && nargs == 3) {
+        PyObject *result = join_case(args);
+        if (result != NULL) {
+            return result;
+        }
+    }
+    return call_function_fallback(fast.join_fallback, args, nargs, kwnames);
+}
+
 /* Products at least this large (m * n * k) run with the GIL released. */
 #define RELEASE_GIL_MULTIPLY_ADDS ((int64_t)1 << 16)
 
@@ -1012,16 +1146,17 @@ static int read_table(const fast_state *state, PyObject *entries, entry_table *t
 static int read_spec(PyObject *spec, fast_state *state) {
     PyTypeObject *tensor_type, *storage_type;
     PyObject *ctype, *dtypes, *methods, *empty_fallback, *view_fallback, *matmul_doc;
-    if (!PyArg_ParseTuple(spec, "O!O!OO!O!OO(OOOU)", &PyType_Type, &tensor_type, &PyType_Type, &storage_type, &ctype,
+    if (!PyArg_ParseTuple(spec, "O!O!OO!O!OO(OOOOU)", &PyType_Type, &tensor_type, &PyType_Type, &storage_type, &ctype,
                           &PyTuple_Type, &dtypes, &PyTuple_Type, &methods, &empty_fallback, &view_fallback,
-                          &state->reduce_fallback, &state->softmax_fallback, &state->matmul_fallback, &matmul_doc)) {
+                          &state->reduce_fallback, &state->softmax_fallback, &state->join_fallback,
+                          &state->matmul_fallback, &matmul_doc)) {
         return -1;
     }
     if (!PyCallable_Check(empty_fallback) || !PyCallable_Check(view_fallback) ||
         !PyCallable_Check(state->reduce_fallback) || !PyCallable_Check(state->softmax_fallback) ||
-        !PyCallable_Check(state->matmul_fallback)) {
+        !PyCallable_Check(state->join_fallback) || !PyCallable_Check(state->matmul_fallback)) {
         PyErr_SetString(PyExc_TypeError, "the spec's fallbacks must be the Python _empty, _view, _fast_reduce, "
-                                         "_fast_softmax and __matmul__ functions");
+                                         "_fast_softmax, _fast_join and __matmul__ functions");
         return -1;
     }
     const char *matmul_text = PyUnicode_AsUTF8(matmul_doc); /* lives as long as the spec */
@@ -1104,6 +1239,8 @@ static int read_spec(PyObject *spec, fast_state *state) {
     state->softmax_def = (PyMethodDef){"_fast_softmax", (PyCFunction)(void (*)(void))fast_softmax,
                                        METH_FASTCALL | METH_KEYWORDS,
                                        "reductions._fast_softmax in C for the plain cases (csrc/python/fast_ops.c)."};
+    state->join_def = (PyMethodDef){"_fast_join", (PyCFunction)(void (*)(void))fast_join, METH_FASTCALL | METH_KEYWORDS,
+                                    "manipulation._fast_join in C for the plain cases (csrc/python/fast_ops.c)."};
     state->matmul_def = (PyMethodDef){"__matmul__", (PyCFunction)(void (*)(void))tensor_matmul,
                                       METH_FASTCALL | METH_KEYWORDS, matmul_text};
     return 0;
@@ -1135,6 +1272,7 @@ static PyObject *make_methods(void) {
                methods != NULL ? PyDescr_NewMethod(fast.tensor_type, &fast.matmul_def) : NULL);
     add_method(&methods, "_fast_reduce", methods != NULL ? PyCFunction_New(&fast.reduce_def, NULL) : NULL);
     add_method(&methods, "_fast_softmax", methods != NULL ? PyCFunction_New(&fast.softmax_def, NULL) : NULL);
+    add_method(&methods, "_fast_join", methods != NULL ? PyCFunction_New(&fast.join_def, NULL) : NULL);
     return methods;
 }
 

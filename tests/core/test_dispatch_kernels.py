@@ -1,5 +1,5 @@
 """The C twins of the one-call paths of sum, mean, amax, amin, softmax, log_softmax and ``@``
-(``csrc/python/fast_ops.c``, docs/performance_dispatch.md "Ninth round").
+and of cat and stack (``csrc/python/fast_ops.c``, docs/performance_dispatch.md "Ninth round").
 
 Each must be invisible: the same bits, shape, strides and dtype as the Python function (or method)
 it replaces, which runs the same kernel; every case it does not take goes to that Python function,
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import t_tensor as tt
-from t_tensor import _cfast, reductions
+from t_tensor import _cfast, manipulation, reductions
 from t_tensor._capi import lib
 from t_tensor.linalg import LinalgOps
 
@@ -25,7 +25,9 @@ SHAPES = [(), (0,), (5,), (3, 4), (2, 0, 3), (1, 1, 6), (2, 3, 4), (7, 1)]
 REDUCE_OPS = {"sum": lib.TT_RED_SUM, "mean": lib.TT_RED_MEAN, "amax": lib.TT_RED_MAX, "amin": lib.TT_RED_MIN}
 python_reduce = _cfast.python_function("_fast_reduce")
 python_softmax = _cfast.python_function("_fast_softmax")
+python_join = _cfast.python_function("_fast_join")
 python_matmul = LinalgOps.__dict__["__matmul__"]
+ALL = [tt.bool, tt.int8, tt.int16, tt.int32, tt.int64, tt.uint8, tt.float16, tt.float32, tt.float64]
 
 
 def outcome(fn):
@@ -33,11 +35,11 @@ def outcome(fn):
     (NotImplemented,) for an operator's refusal; (exception type, message) when it raises."""
     try:
         result = fn()
+        if result is None or result is NotImplemented:
+            return (result,)
+        return type(result), result.dtype, result.shape, result.stride(), result._dense, result.numpy().tobytes()
     except Exception as error:  # noqa: BLE001 - the error itself is what is compared
         return type(error), str(error)
-    if result is None or result is NotImplemented:
-        return (result,)
-    return type(result), result.dtype, result.shape, result.stride(), result._dense, result.numpy().tobytes()
 
 
 def values(shape, dtype, seed=0) -> tt.Tensor:
@@ -61,8 +63,10 @@ def collecting_at_every_allocation(callback, fn):
 def test_the_c_functions_are_installed() -> None:
     assert type(reductions._fast_reduce).__name__ == "builtin_function_or_method"
     assert type(reductions._fast_softmax).__name__ == "builtin_function_or_method"
+    assert type(manipulation._fast_join).__name__ == "builtin_function_or_method"
     assert type(tt.Tensor.__dict__["__matmul__"]).__name__ == "method_descriptor"
     assert python_reduce.__module__ == python_softmax.__module__ == "t_tensor.reductions"
+    assert python_join.__module__ == "t_tensor.manipulation"
     import inspect
 
     assert str(inspect.signature(tt.Tensor.__matmul__)) == "(self, /, other)"
@@ -244,6 +248,91 @@ def test_c_matmul_with_the_gil_released_from_two_threads() -> None:
         np.testing.assert_allclose(r, want, rtol=1e-4, atol=1e-3)
 
 
+# ---------------------------------------------------------------------- cat and stack
+
+
+def join_inputs(shapes, dtype, seed=4):
+    rng = np.random.default_rng(seed)
+    return [tt.tensor((rng.standard_normal(shape) * 50).astype(dtype.numpy)) for shape in shapes]
+
+
+CAT_CASES = [([(4,), (4,)], 0), ([(2, 3), (2, 1), (2, 5)], 1), ([(2, 3), (4, 3)], 0), ([(2, 3, 4)] * 3, -1),
+             ([(1, 2), (3, 2)], -2), ([(3,)] * 20, 0), ([(2, 1, 3), (2, 4, 3)], 1), ([(5,)], 0)]
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
+@pytest.mark.parametrize("case", CAT_CASES, ids=str)
+def test_c_cat_equals_the_python_function_and_numpy(case, dtype) -> None:
+    shapes, dim = case
+    inputs = join_inputs(shapes, dtype)
+    for container in (list, tuple):
+        got = outcome(lambda c=container: manipulation._fast_join(c(inputs), dim, False))
+        assert got == outcome(lambda c=container: python_join(c(inputs), dim, False))
+        assert got[0] is tt.Tensor and got[4] is True
+    want = np.concatenate([t.numpy() for t in inputs], axis=dim)
+    np.testing.assert_array_equal(tt.cat(inputs, dim).numpy(), want)
+
+
+@pytest.mark.parametrize("dtype", [tt.bool, tt.int16, tt.float32, tt.float64], ids=lambda d: d.name)
+@pytest.mark.parametrize("shape", [(), (4,), (2, 3), (3, 1, 2)], ids=str)
+def test_c_stack_equals_the_python_function_and_numpy(shape, dtype) -> None:
+    for count in (1, 3, 17):
+        inputs = join_inputs([shape] * count, dtype)
+        for dim in range(-len(shape) - 1, len(shape) + 1):
+            got = outcome(lambda d=dim, x=inputs: manipulation._fast_join(x, d, True))
+            assert got == outcome(lambda d=dim, x=inputs: python_join(x, d, True))
+            np.testing.assert_array_equal(tt.stack(inputs, dim).numpy(), np.stack([t.numpy() for t in inputs], dim))
+
+
+def test_c_join_leaves_the_rest_to_the_python_function() -> None:
+    a, b = join_inputs([(2, 3), (2, 3)], tt.float32)
+    cases = [
+        ([], 0, False), ((), 0, True),                                   # nothing to join
+        ([a, b.double()], 0, False),                                     # two dtypes: promotion is Python's
+        ([a, tt.ones(3, 2)], 0, False), ([a, tt.ones(3)], 0, False),      # shapes that do not fit
+        ([a, tt.ones(2, 4)], 0, True),                                   # stack of unequal shapes
+        ([a, a.T.T[:, :]], 0, False),                                    # a dense view: Python finds it dense
+        ([a, tt.ones(3, 2).T], 0, False),                                # not contiguous
+        ([tt.nn.Parameter(a), b], 0, False),                             # a subclass
+        ([a, 1.0], 0, False), ([a, b], np.int64(0), False), ([a, b], 2, False), ([a, b], -3, False),
+        ([a, b], 2**70, False), ([a, b], 0, 1),
+        ([tt.ones(()), tt.ones(())], 0, False),                          # cat of 0-d: the general path raises
+        ([tt.zeros(0, 3), tt.zeros(2, 3)], 0, False),                    # zero-size dims: the general path
+        ([tt.zeros(2, 0), tt.zeros(2, 0)], 1, True),
+        ([tt.ones((1,) * 64), tt.ones((1,) * 64)], 0, True),             # the new dim would pass TT_MAX_DIMS
+    ]
+    for args in cases:
+        assert outcome(lambda x=args: manipulation._fast_join(*x)) == outcome(lambda x=args: python_join(*x)), args
+    assert manipulation._fast_join([a, b], dim=0, new_axis=False).shape == (4, 3)
+    w = tt.tensor([1.0, 2.0], requires_grad=True)
+    assert tt.cat([w, w]).grad_fn is not None
+    with tt.no_grad():
+        assert tt.cat([w, w]).grad_fn is None and tt.stack([w, w]).shape == (2, 2)
+
+
+def test_c_join_of_many_large_inputs_from_two_threads() -> None:
+    # more inputs than fit on the C stack, and enough bytes to release the GIL
+    inputs = join_inputs([(64, 128)] * 40, tt.float32)
+    want = np.concatenate([t.numpy() for t in inputs], axis=1)
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(10):
+                results.append(tt.cat(inputs, 1).numpy())
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(results) == 20
+    for r in results:
+        np.testing.assert_array_equal(r, want)
+
+
 # ---------------------------------------------------------------------- ownership
 
 
@@ -252,7 +341,8 @@ def test_c_kernel_paths_leak_nothing() -> None:
     before = tt.live_storages()
     for _ in range(100):
         made = [x.sum(), x.mean(1), x.amax(0, True), tt.softmax(x, -1), tt.log_softmax(x, 0), x @ x.T,
-                reductions._fast_reduce(lib.TT_RED_MAX, tt.zeros(0), None, None, True)]
+                reductions._fast_reduce(lib.TT_RED_MAX, tt.zeros(0), None, None, True), tt.cat([x, x]),
+                tt.stack([x] * 20, 1), manipulation._fast_join([x, x.T], 0, False)]
     del made
     assert tt.live_storages() == before
 
@@ -260,9 +350,13 @@ def test_c_kernel_paths_leak_nothing() -> None:
 def test_c_kernel_paths_give_the_same_results_under_collections() -> None:
     # a gc callback at every allocation gives the operand new memory; the results are those of the
     # operand's values when the call started
-    other = tt.ones(64, 64)   # made beforehand: a view made inside would see the new memory
-    for run in [lambda t: t.sum(0), lambda t: tt.softmax(t, 1), lambda t: t @ other]:
+    other = tt.ones(64, 64)
+    for name in ("sum", "softmax", "matmul", "cat"):
         a = tt.ones(64, 64)
+        operands = [a, other]   # made beforehand: the first allocation is then the C function's own
+        run = {"sum": lambda a=a: a.sum(0), "softmax": lambda a=a: tt.softmax(a, 1), "matmul": lambda a=a: a @ other,
+               "cat": lambda x=operands: tt.cat(x)}[name]
+        want = run().numpy()
         replaced = []
 
         def replace_storage(phase, info, a=a, replaced=replaced):
@@ -270,10 +364,9 @@ def test_c_kernel_paths_give_the_same_results_under_collections() -> None:
                 a.data = tt.full((64, 64), 5.0)
                 replaced.append(tt.full((64, 64), 7.0))
 
-        want = run(tt.ones(64, 64)).numpy()
-        result = collecting_at_every_allocation(replace_storage, lambda r=run, t=a: r(t))
-        assert replaced
-        np.testing.assert_array_equal(result.numpy(), want)
+        result = collecting_at_every_allocation(replace_storage, run)
+        assert replaced, name
+        np.testing.assert_array_equal(result.numpy(), want, err_msg=name)
 
 
 def test_c_kernel_paths_hold_their_operand_while_another_thread_replaces_it() -> None:
