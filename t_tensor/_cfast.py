@@ -1,4 +1,5 @@
-"""Tensor's operators, unary methods, ``_empty`` and ``_view`` and Storage's finalizer as C methods
+"""Tensor's operators, unary methods, ``@``, ``_empty`` and ``_view``, Storage's finalizer, and the
+one-call paths of the reductions, softmax and joins as C methods and functions
 (``csrc/python/fast_ops.c``).
 
 Every other call into C goes through cffi, which releases and retakes the GIL around each call
@@ -8,8 +9,11 @@ Python methods' fast paths with nothing recording autograd: two contiguous tenso
 and shape (``a + b``, ``a < b``), a contiguous tensor and a Python int or float on either side
 (``a * 2.0``, ``1 - a``, ``a > 0``), and a unary method of a contiguous tensor without arguments
 (``x.exp()``, ``-x``). ``Tensor._empty`` (the new result of every other op) and ``Tensor._view``
-(every view) run in C for exactly the Tensor class with no autograd record. The methods decide
-nothing of their own: which (op, dtype) pairs may run
+(every view) run in C for exactly the Tensor class with no autograd record. ``reductions._fast_reduce``,
+``reductions._fast_softmax`` and ``manipulation._fast_join`` are replaced in their modules by C functions,
+and ``Tensor.__matmul__`` by a C method, each taking the plain case (dense float tensors, exact
+argument types) and calling the Python function or method it replaces for the rest (see
+:func:`python_function`). The operators decide nothing of their own: which (op, dtype) pairs may run
 and what dtype they give are elementwise.py's tables (``_FAST_BINARY``, ``_FAST_SCALAR_INT``,
 ``_FAST_SCALAR_FLOAT``, ``_FAST_UNARY``), handed to C here, and every other call runs the Python
 method each one replaces.

@@ -414,7 +414,7 @@ def min(input: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, k
 
 def _amax_amin(fn: str, op: int, input: Any, dim: Any, keepdim: Any, axis: Any, keepdims: Any, out: Any = None) -> Any:
     if axis is None and keepdims is None and out is None:
-        result = _fast_reduce(op, input, dim, keepdim, needs_elements=True)
+        result = _fast_reduce(op, input, dim, keepdim, True)  # positional: the C twin takes no keywords
         if result is not None:
             return result
     x = _tensor(input, fn)

@@ -366,6 +366,30 @@ static int row_major_strides(const int64_t *sizes, int ndim, int64_t *strides, i
     return 0;
 }
 
+/* A new Tensor of `dtype` with the row-major layout of the ndim `sizes` over the fresh storage
+ * `ptr` (taken over, also on failure); `shape` is the shape tuple when the caller has one
+ * (borrowed), else NULL. NULL without an exception set when anything fails. */
+static PyObject *wrap_new_sizes(tt_storage *ptr, const int64_t *sizes, int ndim, PyObject *shape, PyObject *dtype) {
+    int64_t strides[TT_MAX_DIMS], numel;
+    PyObject *shape_tuple = NULL, *strides_tuple = NULL;
+    if (ptr != NULL && row_major_strides(sizes, ndim, strides, &numel) == 0) {
+        shape_tuple = shape != NULL ? Py_NewRef(shape) : int_tuple(sizes, ndim);
+        strides_tuple = shape_tuple != NULL ? int_tuple(strides, ndim) : NULL;
+    }
+    if (strides_tuple == NULL) {
+        Py_XDECREF(shape_tuple);
+        PyErr_Clear();
+        if (ptr != NULL) {
+            tt_storage_release(ptr);
+        }
+        return NULL;
+    }
+    PyObject *result = wrap_new(ptr, shape_tuple, strides_tuple, dtype);
+    Py_DECREF(strides_tuple);
+    Py_DECREF(shape_tuple);
+    return result;
+}
+
 /* tensor op tensor of one dtype in any shapes that broadcast and any strides (elementwise.py's
  * `_fast_strided`): each operand is read through its strides, 0 along the dimensions it is
  * broadcast over, into a fresh row-major result (tt_binary_strided_new). The result's shape tuple
@@ -400,20 +424,11 @@ static PyObject *broadcast_case(const fast_method *op, const operand *a, const o
         __builtin_mul_overflow(numel, fast.itemsize[out_code], &nbytes)) {
         return NULL; /* the Python method raises */
     }
-    PyObject *shape_tuple = a_is_shape ? Py_NewRef(a->shape) : b_is_shape ? Py_NewRef(b->shape) : int_tuple(shape, ndim);
-    PyObject *strides_tuple = shape_tuple != NULL ? int_tuple(strides, ndim) : NULL;
-    if (strides_tuple == NULL) {
-        Py_XDECREF(shape_tuple);
-        PyErr_Clear();
-        return NULL;
-    }
     tt_storage *ptr;
     RUN_RELEASING_GIL_IF_LARGE(nbytes, ptr = tt_binary_strided_new(op->tensors.op_code[a->code], ndim, shape, a->address,
                                                                    a_read, b->address, b_read, a->code, out_code));
-    PyObject *result = wrap_new(ptr, shape_tuple, strides_tuple, op->tensors.out_dtype[a->code]);
-    Py_DECREF(strides_tuple);
-    Py_DECREF(shape_tuple);
-    return result;
+    return wrap_new_sizes(ptr, shape, ndim, a_is_shape ? a->shape : b_is_shape ? b->shape : NULL,
+                          op->tensors.out_dtype[a->code]);
 }
 
 /* tensor op tensor, one dtype: both known dense with equal shapes (one contiguous kernel over the
@@ -655,19 +670,9 @@ static PyObject *tensor_empty(PyObject *cls, PyObject *const *args, Py_ssize_t n
         nbytes = -1;
     }
     if (nbytes >= 0) {
-        tt_storage *ptr = tt_storage_new_default((size_t)nbytes);
-        PyObject *stride_tuple = ptr != NULL ? int_tuple(strides, ndim) : NULL;
-        if (stride_tuple == NULL) {
-            PyErr_Clear();
-            if (ptr != NULL) {
-                tt_storage_release(ptr);
-            }
-        } else {
-            PyObject *result = wrap_new(ptr, shape, stride_tuple, dtype); /* takes ptr over */
-            Py_DECREF(stride_tuple);
-            if (result != NULL) {
-                return result;
-            }
+        PyObject *result = wrap_new_sizes(tt_storage_new_default((size_t)nbytes), sizes, ndim, shape, dtype);
+        if (result != NULL) {
+            return result;
         }
     }
     return call_fallback(fast.empty_fallback, cls, args, nargs, kwnames);
@@ -746,36 +751,6 @@ static PyObject *tensor_view(PyObject *self, PyObject *const *args, Py_ssize_t n
  * the same bits. A kernel that fails (it does not for these inputs; out of memory does) sends
  * the call to the Python function, which raises the precise error. */
 
-/* fallback(*args) with vectorcall arguments: a function replaced by one of the C helpers below. */
-static PyObject *call_function_fallback(PyObject *fallback, PyObject *const *args, Py_ssize_t nargs,
-                                        PyObject *kwnames) {
-    return PyObject_Vectorcall(fallback, args, (size_t)nargs, kwnames);
-}
-
-/* A new Tensor of `dtype` with the row-major layout of the ndim `sizes` over the fresh storage
- * `ptr` (taken over, also on failure); `shape` is the shape tuple when the caller has one
- * (borrowed), else NULL. NULL without an exception set when anything fails. */
-static PyObject *wrap_new_sizes(tt_storage *ptr, const int64_t *sizes, int ndim, PyObject *shape, PyObject *dtype) {
-    int64_t strides[TT_MAX_DIMS], numel;
-    PyObject *shape_tuple = NULL, *strides_tuple = NULL;
-    if (ptr != NULL && row_major_strides(sizes, ndim, strides, &numel) == 0) {
-        shape_tuple = shape != NULL ? Py_NewRef(shape) : int_tuple(sizes, ndim);
-        strides_tuple = shape_tuple != NULL ? int_tuple(strides, ndim) : NULL;
-    }
-    if (strides_tuple == NULL) {
-        Py_XDECREF(shape_tuple);
-        PyErr_Clear();
-        if (ptr != NULL) {
-            tt_storage_release(ptr);
-        }
-        return NULL;
-    }
-    PyObject *result = wrap_new(ptr, shape_tuple, strides_tuple, dtype);
-    Py_DECREF(strides_tuple);
-    Py_DECREF(shape_tuple);
-    return result;
-}
-
 /* Whether `x` is a plain floating operand (plain_tensor, floating dtype) with its sizes read into
  * `sizes`; returns the dimension count, or -1 (no exception set). */
 static int plain_float_tensor(PyObject *tensor, operand *x, int64_t *sizes) {
@@ -852,10 +827,10 @@ static PyObject *fast_reduce(PyObject *Py_UNUSED(module), PyObject *const *args,
             return result;
         }
     }
-    return call_function_fallback(fast.reduce_fallback, args, nargs, kwnames);
+    return PyObject_Vectorcall(fast.reduce_fallback, args, (size_t)nargs, kwnames);
 }
 
-/* _fast_softmax(x, dim, log) of reductions.py: softmax (log: True) or log_softmax over the int dim
+/* _fast_softmax(x, dim, log) of reductions.py: log_softmax (log: True) or softmax over the int dim
  * of a plain floating x of at least one dimension; a fresh tensor of x's dtype and shape. */
 static PyObject *softmax_case(PyObject *const *args) {
     PyObject *dim = args[1], *log = args[2];
@@ -888,7 +863,7 @@ static PyObject *fast_softmax(PyObject *Py_UNUSED(module), PyObject *const *args
             return result;
         }
     }
-    return call_function_fallback(fast.softmax_fallback, args, nargs, kwnames);
+    return PyObject_Vectorcall(fast.softmax_fallback, args, (size_t)nargs, kwnames);
 }
 
 /* _fast_join(tensors, dim, new_axis) of manipulation.py: cat (new_axis False) or stack (True) of a
@@ -1021,7 +996,7 @@ static PyObject *fast_join(PyObject *Py_UNUSED(module), PyObject *const *args, P
             return result;
         }
     }
-    return call_function_fallback(fast.join_fallback, args, nargs, kwnames);
+    return PyObject_Vectorcall(fast.join_fallback, args, (size_t)nargs, kwnames);
 }
 
 /* Products at least this large (m * n * k) run with the GIL released. */
@@ -1145,12 +1120,13 @@ static int read_table(const fast_state *state, PyObject *entries, entry_table *t
  * with an exception set. Borrows `spec`; `state->spec` is left for the caller to set. */
 static int read_spec(PyObject *spec, fast_state *state) {
     PyTypeObject *tensor_type, *storage_type;
-    PyObject *ctype, *dtypes, *methods, *empty_fallback, *view_fallback, *matmul_doc;
-    if (!PyArg_ParseTuple(spec, "O!O!OO!O!OO(OOOOU)", &PyType_Type, &tensor_type, &PyType_Type, &storage_type, &ctype,
+    PyObject *ctype, *dtypes, *methods, *empty_fallback, *view_fallback, *helpers, *matmul_doc;
+    if (!PyArg_ParseTuple(spec, "O!O!OO!O!OOO!", &PyType_Type, &tensor_type, &PyType_Type, &storage_type, &ctype,
                           &PyTuple_Type, &dtypes, &PyTuple_Type, &methods, &empty_fallback, &view_fallback,
-                          &state->reduce_fallback, &state->softmax_fallback, &state->join_fallback,
+                          &PyTuple_Type, &helpers) ||
+        !PyArg_ParseTuple(helpers, "OOOOU", &state->reduce_fallback, &state->softmax_fallback, &state->join_fallback,
                           &state->matmul_fallback, &matmul_doc)) {
-        return -1;
+        return -1; /* a tuple: what it holds lives as long as the spec */
     }
     if (!PyCallable_Check(empty_fallback) || !PyCallable_Check(view_fallback) ||
         !PyCallable_Check(state->reduce_fallback) || !PyCallable_Check(state->softmax_fallback) ||
@@ -1235,11 +1211,14 @@ static int read_spec(PyObject *spec, fast_state *state) {
                                     "the plain cases, csrc/python/fast_ops.c)."};
     state->reduce_def = (PyMethodDef){"_fast_reduce", (PyCFunction)(void (*)(void))fast_reduce,
                                       METH_FASTCALL | METH_KEYWORDS,
+                                      "_fast_reduce(op, x, dim, keepdim, needs_elements=False)\n--\n\n"
                                       "reductions._fast_reduce in C for the plain cases (csrc/python/fast_ops.c)."};
     state->softmax_def = (PyMethodDef){"_fast_softmax", (PyCFunction)(void (*)(void))fast_softmax,
                                        METH_FASTCALL | METH_KEYWORDS,
+                                       "_fast_softmax(x, dim, log)\n--\n\n"
                                        "reductions._fast_softmax in C for the plain cases (csrc/python/fast_ops.c)."};
     state->join_def = (PyMethodDef){"_fast_join", (PyCFunction)(void (*)(void))fast_join, METH_FASTCALL | METH_KEYWORDS,
+                                    "_fast_join(tensors, dim, new_axis)\n--\n\n"
                                     "manipulation._fast_join in C for the plain cases (csrc/python/fast_ops.c)."};
     state->matmul_def = (PyMethodDef){"__matmul__", (PyCFunction)(void (*)(void))tensor_matmul,
                                       METH_FASTCALL | METH_KEYWORDS, matmul_text};

@@ -70,7 +70,38 @@ def test_the_c_functions_are_installed() -> None:
     import inspect
 
     assert str(inspect.signature(tt.Tensor.__matmul__)) == "(self, /, other)"
+    assert str(inspect.signature(reductions._fast_reduce)) == "(op, x, dim, keepdim, needs_elements=False)"
+    assert str(inspect.signature(manipulation._fast_join)) == "(tensors, dim, new_axis)"
     assert "csrc/python/fast_ops.c" in tt.Tensor.__matmul__.__doc__
+
+
+def python_frames(fn, names=("_fast_reduce", "_fast_softmax", "_fast_join", "__matmul__")) -> list[str]:
+    """The Python functions among `names` that fn() runs (none when the C twins take the call)."""
+    import sys
+
+    seen = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_name in names:
+            seen.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return seen
+
+
+def test_the_public_calls_take_the_c_twins() -> None:
+    # (found by review) amax and amin passed needs_elements by keyword, which sent every call to
+    # the Python function
+    x, y = values((3, 4), tt.float32), values((4, 2), tt.float32)
+    for call in [lambda: x.sum(), lambda: x.sum(1), lambda: x.mean(), lambda: tt.mean(x, 0, True), lambda: x.amax(),
+                 lambda: tt.amin(x, 0), lambda: tt.softmax(x, -1), lambda: x.log_softmax(0), lambda: x @ y,
+                 lambda: tt.cat([x, x], 1), lambda: tt.stack((x, x))]:
+        assert python_frames(call) == []
+    assert python_frames(lambda: x.T.sum()) == ["_fast_reduce"]   # not known dense: the Python function
 
 
 # ---------------------------------------------------------------------- reductions

@@ -61,26 +61,33 @@ tt_storage *tt_binary_new(int op, int64_t n, uintptr_t a, uintptr_t b, int dtype
     return finish(out, tt_binary_contiguous(op, n, a, b, tt_storage_data_address(out), dtype));
 }
 
-tt_storage *tt_binary_strided_new(int op, int ndim, const int64_t *shape, uintptr_t a, const int64_t *a_strides,
-                                  uintptr_t b, const int64_t *b_strides, int dtype, int out_dtype) {
+/* The row-major strides of the ndim sizes `shape` (a size-0 dim counting as 1 for the dims outside
+   it, as everywhere else) into `strides`, and the element count into *n, which must fit int64.
+   Returns 0, or -1 for a bad shape (NULL with dims, a negative size, too many dims, overflow). */
+static int row_major(int ndim, const int64_t *shape, int64_t *strides, int64_t *n) {
     if (ndim < 0 || ndim > TT_MAX_DIMS || (ndim > 0 && shape == NULL)) {
-        return NULL;
+        return -1;
     }
-    /* Row-major strides of the output (size-0 dims count as 1, as everywhere else), and its
-       element count, which must fit the allocation. */
-    int64_t out_strides[TT_MAX_DIMS];
-    int64_t n = 1, step = 1;
+    int64_t count = 1, step = 1;
     for (int d = ndim - 1; d >= 0; d--) {
         if (shape[d] < 0) {
-            return NULL;
+            return -1;
         }
-        out_strides[d] = step;
-        int64_t size = shape[d] > 0 ? shape[d] : 1;
-        if (step > INT64_MAX / size || (shape[d] > 0 && n > INT64_MAX / shape[d])) {
-            return NULL;
+        strides[d] = step;
+        if (__builtin_mul_overflow(step, shape[d] > 0 ? shape[d] : 1, &step) ||
+            __builtin_mul_overflow(count, shape[d], &count)) {
+            return -1;
         }
-        step *= size;
-        n *= shape[d];
+    }
+    *n = count;
+    return 0;
+}
+
+tt_storage *tt_binary_strided_new(int op, int ndim, const int64_t *shape, uintptr_t a, const int64_t *a_strides,
+                                  uintptr_t b, const int64_t *b_strides, int dtype, int out_dtype) {
+    int64_t out_strides[TT_MAX_DIMS], n;
+    if (row_major(ndim, shape, out_strides, &n) < 0) {
+        return NULL;
     }
     tt_storage *out = new_output(n, out_dtype);
     if (out == NULL) {
@@ -193,20 +200,9 @@ tt_storage *tt_reduce_new(int op, int64_t outer, int64_t size, int64_t inner, ui
 }
 
 tt_storage *tt_softmax_new(int log, int ndim, const int64_t *shape, uintptr_t x, int dtype, int dim) {
-    if (ndim < 1 || ndim > TT_MAX_DIMS || dim < 0 || dim >= ndim) {
+    int64_t strides[TT_MAX_DIMS], n;
+    if (ndim < 1 || dim < 0 || dim >= ndim || row_major(ndim, shape, strides, &n) < 0) {
         return NULL;
-    }
-    int64_t strides[TT_MAX_DIMS], n = 1;
-    for (int d = ndim - 1; d >= 0; d--) { /* row-major; a size-0 dim counts as 1 for the others */
-        strides[d] = n;
-        if (shape[d] < 0 || __builtin_mul_overflow(n, shape[d] > 1 ? shape[d] : 1, &n)) {
-            return NULL;
-        }
-    }
-    for (int d = 0; d < ndim; d++) {
-        if (shape[d] == 0) {
-            n = 0;
-        }
     }
     tt_storage *out = new_output(n, dtype);
     if (out == NULL) {
@@ -218,7 +214,7 @@ tt_storage *tt_softmax_new(int log, int ndim, const int64_t *shape, uintptr_t x,
 tt_storage *tt_matmul_new(int dtype, int64_t m, int64_t n, int64_t k, uintptr_t a, const int64_t *a_strides,
                           uintptr_t b, const int64_t *b_strides) {
     int64_t count;
-    if (m < 0 || n < 0 || k < 0 || __builtin_mul_overflow(m, n, &count)) {
+    if (m < 0 || n < 0 || k < 0 || a_strides == NULL || b_strides == NULL || __builtin_mul_overflow(m, n, &count)) {
         return NULL;
     }
     tt_storage *out = new_output(count, dtype);

@@ -1,8 +1,10 @@
 /*
  * matmul.c: C = A @ B (optionally C += A @ B) for a batch of matrices over any strides.
  *
- * A plain cache-blocked GEMM, correct for every stride and reasonably fast, meant to be replaced
- * by packed SIMD micro-kernels later. For each block of C of at most MC x NC elements:
+ * Two implementations. float32 and float64 run the packed GEMM with SIMD micro-kernels further
+ * down ("the float32/float64 GEMM"). Every other dtype (the integers, float16) runs the plain
+ * cache-blocked GEMM right below, correct for every stride and reasonably fast. For each block of
+ * C of at most MC x NC elements:
  *   1. zero an accumulator of MC x NC values in the compute type (float, double or 64-bit int);
  *   2. for each slice of KC along k, copy ("pack") the A block (MC x KC) and the B block
  *      (KC x NC) into contiguous buffers, converted to the compute type; this is where any
