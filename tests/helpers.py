@@ -267,3 +267,44 @@ def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         i = v.view(np.int32).astype(np.int64)
         return np.where(i < 0, -(i & 0x7FFFFFFF), i)
     return np.abs(ordered(a) - ordered(b))
+
+
+# C paths under other Python code (tests/core/test_dispatch.py, tests/core/test_dispatch_kernels.py)
+
+def collecting_at_every_allocation(callback: Callable, fn: Callable) -> Any:
+    """fn() with a collection at (nearly) every allocation of a tracked object, each running
+    callback(phase, info) first, as gc callbacks are run."""
+    import gc
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(callback)
+    gc.set_threshold(1)
+    try:
+        return fn()
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(callback)
+
+
+def results_of_threads(work: Callable[[], Any], threads: int, calls: int) -> list:
+    """Run `work` `calls` times on each of `threads` threads at once; every result, or the first
+    exception raised in a thread (re-raised here)."""
+    import threading
+
+    results, errors = [], []
+
+    def run() -> None:
+        try:
+            for _ in range(calls):
+                results.append(work())
+        except Exception as error:  # noqa: BLE001 - re-raised below
+            errors.append(error)
+
+    started = [threading.Thread(target=run) for _ in range(threads)]
+    for t in started:
+        t.start()
+    for t in started:
+        t.join()
+    if errors:
+        raise errors[0]
+    return results

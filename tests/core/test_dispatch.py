@@ -17,6 +17,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import collecting_at_every_allocation
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -699,21 +700,6 @@ print("ok")
 
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
-
-
-def collecting_at_every_allocation(callback, fn):
-    """fn() with a collection at (nearly) every allocation of a tracked object, each running
-    callback(phase, info) first, as gc callbacks are run."""
-    import gc
-
-    threshold = gc.get_threshold()
-    gc.callbacks.append(callback)
-    gc.set_threshold(1)
-    try:
-        return fn()
-    finally:
-        gc.set_threshold(*threshold)
-        gc.callbacks.remove(callback)
 
 
 def test_c_method_holds_what_it_reads_while_other_code_runs() -> None:

@@ -9,11 +9,11 @@ code runs (a collection inside an allocation, another thread while the GIL is re
 
 from __future__ import annotations
 
-import gc
 import threading
 
 import numpy as np
 import pytest
+from helpers import collecting_at_every_allocation, results_of_threads
 
 import t_tensor as tt
 from t_tensor import _cfast, manipulation, reductions
@@ -45,19 +45,6 @@ def outcome(fn):
 def values(shape, dtype, seed=0) -> tt.Tensor:
     rng = np.random.default_rng(seed)
     return tt.tensor(rng.standard_normal(shape).astype(dtype.numpy))
-
-
-def collecting_at_every_allocation(callback, fn):
-    """fn() with a collection at (nearly) every allocation of a tracked object, each running
-    callback(phase, info) first, as gc callbacks are run."""
-    threshold = gc.get_threshold()
-    gc.callbacks.append(callback)
-    gc.set_threshold(1)
-    try:
-        return fn()
-    finally:
-        gc.set_threshold(*threshold)
-        gc.callbacks.remove(callback)
 
 
 def test_the_c_functions_are_installed() -> None:
@@ -260,21 +247,8 @@ def test_c_matmul_leaves_the_rest_to_the_python_method() -> None:
 def test_c_matmul_with_the_gil_released_from_two_threads() -> None:
     a, b = values((160, 120), tt.float32), values((120, 140), tt.float32)
     want = (a.numpy().astype(np.float64) @ b.numpy().astype(np.float64))
-    results, errors = [], []
-
-    def work():
-        try:
-            for _ in range(20):
-                results.append((a @ b).numpy())
-        except Exception as error:  # noqa: BLE001 - reported below
-            errors.append(error)
-
-    threads = [threading.Thread(target=work) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors and len(results) == 40
+    results = results_of_threads(lambda: (a @ b).numpy(), threads=2, calls=20)
+    assert len(results) == 40
     for r in results:
         np.testing.assert_allclose(r, want, rtol=1e-4, atol=1e-3)
 
@@ -345,21 +319,8 @@ def test_c_join_of_many_large_inputs_from_two_threads() -> None:
     # more inputs than fit on the C stack, and enough bytes to release the GIL
     inputs = join_inputs([(64, 128)] * 40, tt.float32)
     want = np.concatenate([t.numpy() for t in inputs], axis=1)
-    results, errors = [], []
-
-    def work():
-        try:
-            for _ in range(10):
-                results.append(tt.cat(inputs, 1).numpy())
-        except Exception as error:  # noqa: BLE001 - reported below
-            errors.append(error)
-
-    threads = [threading.Thread(target=work) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors and len(results) == 20
+    results = results_of_threads(lambda: tt.cat(inputs, 1).numpy(), threads=2, calls=10)
+    assert len(results) == 20
     for r in results:
         np.testing.assert_array_equal(r, want)
 
