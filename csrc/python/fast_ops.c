@@ -222,9 +222,15 @@ static int read_tensor(PyObject *tensor, operand *x) {
     if (data == NULL) {
         return -1;
     }
+    /* each conversion checked at once: a failed one made an exception object (an allocation, which
+       may run a collection), and nothing borrowed is read after it */
     uintptr_t address = (uintptr_t)PyLong_AsUnsignedLongLong(data);
+    if (address == (uintptr_t)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
     Py_ssize_t elements = PyLong_AsSsize_t(offset);
-    if ((address == (uintptr_t)-1 || elements == -1) && PyErr_Occurred()) {
+    if (elements == -1 && PyErr_Occurred()) {
         PyErr_Clear();
         return -1;
     }
@@ -751,6 +757,17 @@ static PyObject *tensor_view(PyObject *self, PyObject *const *args, Py_ssize_t n
  * the same bits. A kernel that fails (it does not for these inputs; out of memory does) sends
  * the call to the Python function, which raises the precise error. */
 
+/* The exact int `dim` as a dimension of an ndim-dim tensor, counted from the end when negative:
+ * in [0, ndim), or -1 when it is out of range (an ndim of 0 has no dims) or past a long long. */
+static int normalize_dim(PyObject *dim, int ndim) {
+    int overflow;
+    const long long value = PyLong_AsLongLongAndOverflow(dim, &overflow);
+    if (overflow != 0 || value < -ndim || value >= ndim) {
+        return -1;
+    }
+    return (int)(value < 0 ? value + ndim : value);
+}
+
 /* Whether `x` is a plain floating operand (plain_tensor, floating dtype) with its sizes read into
  * `sizes`; returns the dimension count, or -1 (no exception set). */
 static int plain_float_tensor(PyObject *tensor, operand *x, int64_t *sizes) {
@@ -788,11 +805,10 @@ static PyObject *reduce_case(PyObject *const *args, Py_ssize_t nargs) {
             out_sizes[i] = 1;
         }
     } else {
-        const long long value = PyLong_AsLongLongAndOverflow(dim, &overflow);
-        if (overflow != 0 || value < -ndim || value >= ndim) {
+        const int d = normalize_dim(dim, ndim);
+        if (d < 0) {
             return NULL; /* also any int dim of a 0-d x */
         }
-        const int d = (int)(value < 0 ? value + ndim : value);
         for (int i = 0; i < ndim; i++) {
             /* x may have no elements and still dims whose product passes int64 */
             if ((i < d && __builtin_mul_overflow(outer, sizes[i], &outer)) ||
@@ -840,16 +856,14 @@ static PyObject *softmax_case(PyObject *const *args) {
     operand x;
     int64_t sizes[TT_MAX_DIMS];
     const int ndim = plain_float_tensor(args[0], &x, sizes);
-    int overflow = 0;
-    const long long value = ndim > 0 ? PyLong_AsLongLongAndOverflow(dim, &overflow) : 0;
-    if (ndim <= 0 || overflow != 0 || value < -ndim || value >= ndim) {
+    const int d = ndim > 0 ? normalize_dim(dim, ndim) : -1;
+    if (d < 0) {
         return NULL;
     }
     tt_storage *ptr;
     hold(&x);
     RUN_RELEASING_GIL_IF_LARGE(x.numel * fast.itemsize[x.code],
-                               ptr = tt_softmax_new(log == Py_True, ndim, sizes, x.address, x.code,
-                                                    (int)(value < 0 ? value + ndim : value)));
+                               ptr = tt_softmax_new(log == Py_True, ndim, sizes, x.address, x.code, d));
     PyObject *result = wrap_new_sizes(ptr, sizes, ndim, x.shape, fast.dtypes[x.code]);
     drop(&x);
     return result;
@@ -916,14 +930,10 @@ static PyObject *join_case(PyObject *const *args) {
         if (t == 0) {
             ndim = x_ndim;
             code = x->code;
-            int overflow;
-            const int out_ndim = ndim + new_axis;
-            const long long value = PyLong_AsLongLongAndOverflow(dim, &overflow);
-            if (ndim < 0 || out_ndim == 0 || out_ndim > TT_MAX_DIMS || overflow != 0 || value < -out_ndim ||
-                value >= out_ndim) {
-                goto done; /* cat refuses 0-d inputs: the general path raises */
+            d = ndim < 0 || ndim + new_axis > TT_MAX_DIMS ? -1 : normalize_dim(dim, ndim + new_axis);
+            if (d < 0) {
+                goto done; /* also cat of 0-d inputs (no dims): the general path raises */
             }
-            d = (int)(value < 0 ? value + out_ndim : value);
         } else {
             if (x->code != code || x_ndim != ndim) {
                 goto done;
@@ -940,7 +950,7 @@ static PyObject *join_case(PyObject *const *args) {
     /* the result's sizes: the inputs' with dim's the sum of theirs (cat), or with count inserted
        at dim (stack); inputs are `outer` blocks of their size along dim times `inner` elements */
     const int out_ndim = ndim + new_axis;
-    int64_t out_sizes[TT_MAX_DIMS], out_strides[TT_MAX_DIMS], along = 0, outer = 1, inner = 1, numel, nbytes;
+    int64_t out_sizes[TT_MAX_DIMS], along = 0, outer = 1, inner = 1, nbytes;
     for (Py_ssize_t t = 0; t < count; t++) {
         if (__builtin_add_overflow(along, blocks[t], &along)) {
             goto done;
@@ -961,8 +971,8 @@ static PyObject *join_case(PyObject *const *args) {
             goto done;
         }
     }
-    if (row_major_strides(out_sizes, out_ndim, out_strides, &numel) < 0 ||
-        __builtin_mul_overflow(numel, fast.itemsize[code], &nbytes)) {
+    if (__builtin_mul_overflow(outer, along, &nbytes) || __builtin_mul_overflow(nbytes, inner, &nbytes) ||
+        __builtin_mul_overflow(nbytes, fast.itemsize[code], &nbytes)) {
         goto done;
     }
     tt_storage *ptr = tt_storage_new_default((size_t)nbytes);

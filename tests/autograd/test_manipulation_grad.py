@@ -27,6 +27,17 @@ def test_cat(shapes, dim) -> None:
     check(_values(*shapes), lambda *ts: lib(ts[0]).cat(ts, dim))
 
 
+def test_cat_of_only_skipped_empty_tensors_ignores_dim() -> None:
+    # (found by review) every input a 1-D empty tensor: the (0,) result ignores dim, also when
+    # recording; the gradients are empty
+    for lib_ in (tt, torch):
+        x = lib_.zeros(0, requires_grad=True)
+        y = lib_.cat([x, lib_.zeros(0)], 1)
+        assert tuple(y.shape) == (0,) and y.requires_grad
+        y.sum().backward()
+        assert tuple(x.grad.shape) == (0,)
+
+
 def test_cat_concat_axis_none_and_mixed_requires_grad() -> None:
     a, b = _values((2, 3), (3,))
     check([a, b], lambda x, y: tt.concat([x, y], axis=None), lambda x, y: torch.cat([x.reshape(-1), y]))

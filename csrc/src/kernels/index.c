@@ -463,7 +463,9 @@ static void index_rows_range(int64_t begin, int64_t end, void *arg) {
             atomic_store_explicit(&job->bad, 1, memory_order_relaxed);   /* read after the region ends */
             return;
         }
-        memcpy(job->dst + (size_t)i * job->row_bytes, job->x + (size_t)k * job->row_bytes, job->row_bytes);
+        if (job->row_bytes > 0) { /* rows of no bytes: x and dst may be NULL, which memcpy may not see */
+            memcpy(job->dst + (size_t)i * job->row_bytes, job->x + (size_t)k * job->row_bytes, job->row_bytes);
+        }
     }
 }
 

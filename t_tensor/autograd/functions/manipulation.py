@@ -32,7 +32,9 @@ class Cat(Function):
     @staticmethod
     def forward(ctx: Any, dim: int, *tensors: Any) -> Any:
         result = M.cat(list(tensors), dim)
-        ctx.dim = S.normalize_dim(dim, result.ndim, fn="cat") if result.ndim else 0
+        # every input a skipped 1-D empty tensor: the (0,) result ignores dim, as in PyTorch
+        skipped_all = all(t._shape == (0,) for t in tensors)
+        ctx.dim = 0 if skipped_all or not result.ndim else S.normalize_dim(dim, result.ndim, fn="cat")
         ctx.sizes = [None if t._shape == (0,) and result._shape != (0,) else t._shape for t in tensors]
         return result
 
