@@ -356,29 +356,13 @@ static PyObject *int_tuple(const int64_t *values, int n) {
     return tuple;
 }
 
-/* The row-major strides of `sizes` into `strides` (a size-0 dim counting as 1 for the dims outside
- * it, as strides.contiguous_strides) and the element count into *numel; returns 0, or -1 when a
- * product passes int64 (the Python method then decides). */
-static int row_major_strides(const int64_t *sizes, int ndim, int64_t *strides, int64_t *numel) {
-    int64_t step = 1, count = 1;
-    for (int d = ndim - 1; d >= 0; d--) {
-        strides[d] = step;
-        if (__builtin_mul_overflow(step, sizes[d] > 1 ? sizes[d] : 1, &step) ||
-            __builtin_mul_overflow(count, sizes[d], &count)) {
-            return -1;
-        }
-    }
-    *numel = count;
-    return 0;
-}
-
 /* A new Tensor of `dtype` with the row-major layout of the ndim `sizes` over the fresh storage
  * `ptr` (taken over, also on failure); `shape` is the shape tuple when the caller has one
  * (borrowed), else NULL. NULL without an exception set when anything fails. */
 static PyObject *wrap_new_sizes(tt_storage *ptr, const int64_t *sizes, int ndim, PyObject *shape, PyObject *dtype) {
     int64_t strides[TT_MAX_DIMS], numel;
     PyObject *shape_tuple = NULL, *strides_tuple = NULL;
-    if (ptr != NULL && row_major_strides(sizes, ndim, strides, &numel) == 0) {
+    if (ptr != NULL && tt_row_major_strides(ndim, sizes, strides, &numel) == 0) {
         shape_tuple = shape != NULL ? Py_NewRef(shape) : int_tuple(sizes, ndim);
         strides_tuple = shape_tuple != NULL ? int_tuple(strides, ndim) : NULL;
     }
@@ -426,7 +410,7 @@ static PyObject *broadcast_case(const fast_method *op, const operand *a, const o
     }
     const int out_code = op->tensors.out_code[a->code];
     int64_t nbytes;
-    if (row_major_strides(shape, ndim, strides, &numel) < 0 ||
+    if (tt_row_major_strides(ndim, shape, strides, &numel) < 0 ||
         __builtin_mul_overflow(numel, fast.itemsize[out_code], &nbytes)) {
         return NULL; /* the Python method raises */
     }
@@ -671,7 +655,7 @@ static PyObject *tensor_empty(PyObject *cls, PyObject *const *args, Py_ssize_t n
             plain = 0;
         }
     }
-    if (plain && (row_major_strides(sizes, ndim, strides, &numel) < 0 ||
+    if (plain && (tt_row_major_strides(ndim, sizes, strides, &numel) < 0 ||
                   __builtin_mul_overflow(numel, fast.itemsize[code], &nbytes))) {
         nbytes = -1;
     }

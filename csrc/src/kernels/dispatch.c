@@ -61,10 +61,7 @@ tt_storage *tt_binary_new(int op, int64_t n, uintptr_t a, uintptr_t b, int dtype
     return finish(out, tt_binary_contiguous(op, n, a, b, tt_storage_data_address(out), dtype));
 }
 
-/* The row-major strides of the ndim sizes `shape` (a size-0 dim counting as 1 for the dims outside
-   it, as everywhere else) into `strides`, and the element count into *n, which must fit int64.
-   Returns 0, or -1 for a bad shape (NULL with dims, a negative size, too many dims, overflow). */
-static int row_major(int ndim, const int64_t *shape, int64_t *strides, int64_t *n) {
+int tt_row_major_strides(int ndim, const int64_t *shape, int64_t *strides, int64_t *n) {
     if (ndim < 0 || ndim > TT_MAX_DIMS || (ndim > 0 && shape == NULL)) {
         return -1;
     }
@@ -86,7 +83,7 @@ static int row_major(int ndim, const int64_t *shape, int64_t *strides, int64_t *
 tt_storage *tt_binary_strided_new(int op, int ndim, const int64_t *shape, uintptr_t a, const int64_t *a_strides,
                                   uintptr_t b, const int64_t *b_strides, int dtype, int out_dtype) {
     int64_t out_strides[TT_MAX_DIMS], n;
-    if (row_major(ndim, shape, out_strides, &n) < 0) {
+    if (tt_row_major_strides(ndim, shape, out_strides, &n) < 0) {
         return NULL;
     }
     tt_storage *out = new_output(n, out_dtype);
@@ -201,7 +198,7 @@ tt_storage *tt_reduce_new(int op, int64_t outer, int64_t size, int64_t inner, ui
 
 tt_storage *tt_softmax_new(int log, int ndim, const int64_t *shape, uintptr_t x, int dtype, int dim) {
     int64_t strides[TT_MAX_DIMS], n;
-    if (ndim < 1 || dim < 0 || dim >= ndim || row_major(ndim, shape, strides, &n) < 0) {
+    if (ndim < 1 || dim < 0 || dim >= ndim || tt_row_major_strides(ndim, shape, strides, &n) < 0) {
         return NULL;
     }
     tt_storage *out = new_output(n, dtype);

@@ -13,6 +13,13 @@
  * Read verbatim by cffi after tt_api.h and elementwise.h: plain declarations only.
  */
 
+/* The row-major strides of the ndim sizes `shape` (a size-0 dim counting as 1 for the dims outside
+   it, as strides.contiguous_strides) into `strides`, and the element count into *n, which must fit
+   int64. Returns 0, or -1 for a bad shape (NULL with dims, a negative size, more than TT_MAX_DIMS
+   dims, an overflow). The layout of every fresh result made here and in csrc/python/fast_ops.c.
+   Borrows shape. */
+int tt_row_major_strides(int ndim, const int64_t *shape, int64_t *strides, int64_t *n);
+
 /* out[i] = op(x[i]) for i < n; x is contiguous, of `dtype`. op is a tt_unary_op; out_dtype is
    `dtype`, or bool for the predicates. Borrows x. */
 tt_storage *tt_unary_new(int op, int64_t n, uintptr_t x, int dtype, int out_dtype);
